@@ -1,0 +1,24 @@
+# Flags for this project's own targets (tests, benchmarks, examples, compile-fail cases). They are
+# never put on the exported infer::infer target, so consumers choose their own.
+
+# infer_project_target(<target>)
+#   Strict warnings as errors, standard C++ without GNU extensions, -march=native when INFER_NATIVE,
+#   ASan + UBSan (compile and link) when INFER_SANITIZE.
+function(infer_project_target tgt)
+  set_target_properties(${tgt} PROPERTIES CXX_EXTENSIONS OFF)
+  target_compile_options(${tgt} PRIVATE -Wall -Wextra -Wpedantic -Werror)
+  # GCC 12 reports its own AVX-512 intrinsics (the `__Y` of _mm512_undefined_*) as "may be used
+  # uninitialized" once xsimd's math inlines them, and misfires on sanitizer-instrumented code.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${tgt} PRIVATE -Wno-maybe-uninitialized)
+  endif()
+  if(INFER_NATIVE)
+    target_compile_options(${tgt} PRIVATE -march=native)
+  endif()
+  if(INFER_SANITIZE)
+    set(sanitize_flags
+      -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    target_compile_options(${tgt} PRIVATE ${sanitize_flags})
+    target_link_options(${tgt} PRIVATE ${sanitize_flags})
+  endif()
+endfunction()

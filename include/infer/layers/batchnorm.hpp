@@ -1,0 +1,64 @@
+// ncnn BatchNorm: y = (x - mean) / sqrt(var + eps) * slope + bias per index of the packing axis,
+// folded at load into y = x * a + b. f32/f16/bf16 storage, every pack, one blob, in place.
+#pragma once
+
+#include <cmath>
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/affine.hpp>
+#include <vector>
+
+namespace infer::layers {
+
+struct BatchNorm {
+  int channels = 0;      ///< ncnn 0=channels
+  float eps = 0.f;       ///< ncnn 1=eps
+  std::vector<float> a;  ///< slope / sqrt(var + eps), from load()
+  std::vector<float> b;  ///< bias - mean * a, from load()
+
+  using storage = float_storage;
+  using packs = all_packs;
+
+  /// Takes the weights in ncnn's .bin order (slope, mean, var, bias) and folds them into a, b.
+  Status load(const std::vector<float>& slope, const std::vector<float>& mean,
+              const std::vector<float>& var, const std::vector<float>& bias) {
+    const std::size_t n = std::size_t(channels);
+    if (channels <= 0) return make_error("BatchNorm: channels must be positive, got {}", channels);
+    if (slope.size() != n || mean.size() != n || var.size() != n || bias.size() != n)
+      return make_error(
+          "BatchNorm: expected {} values in slope, mean, var and bias, got {}, {}, {}, {}", n,
+          slope.size(), mean.size(), var.size(), bias.size());
+    a.resize(n);
+    b.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = slope[i] / std::sqrt(var[i] + eps);
+      b[i] = bias[i] - mean[i] * a[i];
+    }
+    return {};
+  }
+
+  template <StorageElement T, int Pack>
+  Status forward_inplace(Mat& blob, const Option& opt) const {
+    INFER_TRY(check(blob));
+    detail::per_axis_affine<T, Pack>(blob, blob, a.data(), b.data(), opt);
+    return {};
+  }
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    INFER_TRY(check(bottom));
+    INFER_TRY(top.create(bottom.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
+    detail::per_axis_affine<T, Pack>(bottom, top, a.data(), b.data(), opt);
+    return {};
+  }
+
+ private:
+  Status check(const Mat& m) const {
+    if (a.size() != std::size_t(channels) || b.size() != std::size_t(channels))
+      return make_error("BatchNorm: weights not loaded (call load) for {} channels", channels);
+    if (m.shape().packed_extent() != channels)
+      return make_error("BatchNorm: input {} has {} channels on its packing axis, expected {}",
+                        m.describe(), m.shape().packed_extent(), channels);
+    return {};
+  }
+};
+
+}  // namespace infer::layers

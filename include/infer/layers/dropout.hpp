@@ -1,0 +1,30 @@
+// ncnn Dropout at inference: y = x * scale. i8 is supported: scaling commutes with
+// the tensor's quantization scale, so q' = round(q * scale) is exact ncnn semantics. One blob, in
+// place; every pack.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/kernels/activation.hpp>
+#include <infer/layers/detail/unary.hpp>
+
+namespace infer::layers {
+
+struct Dropout {
+  float scale = 1.f;  ///< ncnn 0=scale
+
+  using storage = all_storage;
+  using packs = all_packs;
+
+  auto op() const { return act::ScaleBy{scale}; }
+
+  template <StorageElement T, int Pack>
+  Status forward_inplace(Mat& blob, const Option& opt) const {
+    return detail::unary_inplace<T, Pack>(blob, op(), opt);
+  }
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    return detail::unary_forward<T, Pack>(bottom, top, op(), opt);
+  }
+};
+
+}  // namespace infer::layers

@@ -1,0 +1,30 @@
+// ncnn ELU: y = x < 0 ? alpha * (exp(x) - 1) : x. One blob, in place; every pack.
+// f32/f16/bf16 storage with f32 arithmetic; no i8: the op does not commute with an int8
+// tensor's quantization scale, which ncnn keeps outside the blob.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/kernels/activation.hpp>
+#include <infer/layers/detail/unary.hpp>
+
+namespace infer::layers {
+
+struct ELU {
+  float alpha = 0.1f;  ///< ncnn 0=alpha
+
+  using storage = float_storage;
+  using packs = all_packs;
+
+  auto op() const { return act::ELU{alpha}; }
+
+  template <StorageElement T, int Pack>
+  Status forward_inplace(Mat& blob, const Option& opt) const {
+    return detail::unary_inplace<T, Pack>(blob, op(), opt);
+  }
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    return detail::unary_forward<T, Pack>(bottom, top, op(), opt);
+  }
+};
+
+}  // namespace infer::layers

@@ -1,0 +1,29 @@
+// ncnn ReLU: y = x > 0 ? x : x * slope. Every storage type (i8 too: ReLU commutes with a positive
+// quantization scale) and every pack; one blob, in place.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/kernels/activation.hpp>
+#include <infer/layers/detail/unary.hpp>
+
+namespace infer::layers {
+
+struct ReLU {
+  float slope = 0.f;  ///< ncnn 0=slope; 0 is plain ReLU, otherwise leaky ReLU
+
+  using storage = all_storage;
+  using packs = all_packs;
+
+  act::ReLU op() const { return {slope}; }
+
+  template <StorageElement T, int Pack>
+  Status forward_inplace(Mat& blob, const Option& opt) const {
+    return detail::unary_inplace<T, Pack>(blob, op(), opt);
+  }
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    return detail::unary_forward<T, Pack>(bottom, top, op(), opt);
+  }
+};
+
+}  // namespace infer::layers

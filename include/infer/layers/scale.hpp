@@ -1,0 +1,75 @@
+// ncnn Scale: y = x * scale[i] (+ bias[i]) per index of the packing axis. The scale comes from the
+// weights, or, with scale_data_size = -233, from a second input blob (the multi-blob form).
+// f32/f16/bf16 storage, every pack, in place.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/convert.hpp>
+#include <infer/layers/detail/affine.hpp>
+#include <span>
+#include <vector>
+
+namespace infer::layers {
+
+struct Scale {
+  int scale_data_size = 0;        ///< ncnn 0=scale_data_size; -233: the scale is the second input
+  bool bias_term = false;         ///< ncnn 1=bias_term
+  std::vector<float> scale_data;  ///< weights, scale_data_size values
+  std::vector<float> bias_data;   ///< weights, scale_data_size values when bias_term
+
+  using storage = float_storage;
+  using packs = all_packs;
+
+  /// One-blob form: scale from the weights.
+  template <StorageElement T, int Pack>
+  Status forward_inplace(Mat& blob, const Option& opt) const {
+    INFER_TRY(check_weights(blob.shape().packed_extent()));
+    detail::per_axis_affine<T, Pack>(blob, blob, scale_data.data(),
+                                     bias_term ? bias_data.data() : nullptr, opt);
+    return {};
+  }
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    INFER_TRY(check_weights(bottom.shape().packed_extent()));
+    INFER_TRY(top.create(bottom.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
+    detail::per_axis_affine<T, Pack>(bottom, top, scale_data.data(),
+                                     bias_term ? bias_data.data() : nullptr, opt);
+    return {};
+  }
+
+  /// Two-blob form (scale_data_size = -233): blobs[0] *= blobs[1], a 1-D blob of one scale per
+  /// index of blobs[0]'s packing axis.
+  template <StorageElement T, int Pack>
+  Status forward_inplace(std::span<Mat> blobs, const Option& opt) const {
+    if (scale_data_size != -233)
+      return make_error("Scale: two inputs need scale_data_size = -233, got {}", scale_data_size);
+    if (blobs.size() != 2) return make_error("Scale: expected 2 inputs, got {}", blobs.size());
+    const int n = blobs[0].shape().packed_extent();
+    if (blobs[1].shape().total() != std::size_t(n))
+      return make_error("Scale: the scale blob {} should hold {} values", blobs[1].describe(), n);
+    if (bias_term && bias_data.size() != std::size_t(n))
+      return make_error("Scale: expected {} bias values, got {}", n, bias_data.size());
+    // A 1-D blob's packed layout is the plain one; read it as f32 values.
+    Mat scale;
+    INFER_TRY(cast(blobs[1], scale, ElemType::f32, opt));
+    if (!scale.dense()) return make_error("Scale: the scale blob must be dense");
+    detail::per_axis_affine<T, Pack>(blobs[0], blobs[0], scale.data_as<const float>(),
+                                     bias_term ? bias_data.data() : nullptr, opt);
+    return {};
+  }
+
+ private:
+  Status check_weights(int n) const {
+    if (scale_data_size == -233)
+      return make_error("Scale: scale_data_size = -233 takes the scale from a second input");
+    if (scale_data_size != n)
+      return make_error("Scale: input has {} values on its packing axis, scale_data_size is {}", n,
+                        scale_data_size);
+    if (scale_data.size() != std::size_t(n) || (bias_term && bias_data.size() != std::size_t(n)))
+      return make_error("Scale: expected {} scale{} values, got {} and {}", n,
+                        bias_term ? " and bias" : "", scale_data.size(), bias_data.size());
+    return {};
+  }
+};
+
+}  // namespace infer::layers

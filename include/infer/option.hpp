@@ -1,0 +1,28 @@
+// Run-time options of a forward pass, ncnn's Option in spirit: threads, allocators, the storage
+// type a network prefers and whether packed layouts may be used.
+#pragma once
+
+#include <infer/allocator.hpp>
+#include <infer/element.hpp>
+
+namespace infer {
+
+struct Option {
+  /// OpenMP threads a layer may use.
+  int num_threads = 1;
+  /// Where layers allocate their output blobs; nullptr means default_allocator().
+  Allocator* blob_allocator = nullptr;
+  /// Where layers allocate temporaries; nullptr means default_allocator().
+  Allocator* workspace_allocator = nullptr;
+  /// The storage type a network prefers for layers that support it (f32, f16, bf16 or i8).
+  ElemType storage = ElemType::f32;
+  /// Whether packed layouts (elempack > 1) may be chosen.
+  bool use_packing = true;
+
+  Allocator* blob_alloc() const { return blob_allocator ? blob_allocator : default_allocator(); }
+  Allocator* workspace_alloc() const {
+    return workspace_allocator ? workspace_allocator : default_allocator();
+  }
+};
+
+}  // namespace infer

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The full check: dependencies, release build + tests (benchmarks and examples built too),
+# ASan/UBSan build + tests, then the install/consumer check. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+section() { printf '\n==== %s ====\n' "$*"; }
+start=$SECONDS
+
+section "dependencies"
+bash scripts/install-deps.sh
+
+section "release: configure"
+cmake --preset release
+section "release: build (all targets, -j2)"
+cmake --build --preset release
+section "release: test"
+ctest --preset release
+
+section "asan: configure"
+cmake --preset asan
+section "asan: build (-j2)"
+cmake --build --preset asan
+section "asan: test"
+ctest --preset asan
+
+section "install: consumer of the installed package"
+bash scripts/check-install.sh build/release
+
+section "summary"
+echo "test.sh: ALL PASSED (release tests, asan tests, install check) in $((SECONDS - start)) s"
