@@ -1,0 +1,74 @@
+// ncnn Concat: N blobs joined along one axis (ncnn's numbering, axis 0 outermost; negative counts
+// from the end). Every storage type and pack; the output takes the inputs' pack when its packing
+// axis allows it, a narrower one otherwise.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/remap.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace infer::layers {
+
+struct Concat {
+  int axis = 0;  ///< ncnn 0=axis
+
+  using storage = all_storage;
+  using packs = all_packs;
+
+  template <StorageElement T, int Pack>
+  Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {
+    if (bottoms.empty()) return make_error("Concat: expected at least 1 input, got 0");
+    if (tops.size() != 1) return make_error("Concat: expected 1 output, got {}", tops.size());
+    for (std::size_t i = 0; i < bottoms.size(); ++i)
+      INFER_TRY(detail::check_input<T, Pack>("Concat", bottoms[i], i));
+    const Shape first = bottoms[0].shape();
+    const int dims = first.dims;
+    if (axis < -dims || axis >= dims)
+      return make_error("Concat: axis {} is out of range for {}-D inputs (expected {} to {})", axis,
+                        dims, -dims, dims - 1);
+    const int a = axis < 0 ? axis + dims : axis;
+    std::array<int, 4> out = detail::axis_extents(first);
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < bottoms.size(); ++i) {
+      const Shape s = bottoms[i].shape();
+      if (s.dims != dims)
+        return make_error("Concat: input {} is {}-D but input 0 is {}-D", i, s.dims, dims);
+      const std::array<int, 4> e = detail::axis_extents(s);
+      for (int k = 0; k < dims; ++k) {
+        if (k != a && e[k] != out[k])
+          return make_error(
+              "Concat: input {} has extent {} on axis {} but input 0 has {}; only axis {} may "
+              "differ",
+              i, e[k], k, out[k], a);
+      }
+      total += e[a];
+    }
+    if (total > INT_MAX)
+      return make_error("Concat: {} values along axis {} is more than an extent can hold", total, a);
+    if (bottoms.size() == 1) {
+      tops[0] = bottoms[0];
+      return {};
+    }
+    out[a] = static_cast<int>(total);
+    const Shape out_shape = detail::shape_of_axes(dims, out);
+    Mat& top = tops[0];
+    INFER_TRY(top.create(out_shape, elem_type_v<T>, pack_for(out_shape.packed_extent(), Pack),
+                         opt.blob_alloc()));
+    int offset = 0;
+    for (const Mat& bottom : bottoms) {
+      const std::array<int, 4> e = detail::axis_extents(bottom.shape());
+      std::vector<detail::AxisMap> maps;
+      for (int k = 0; k < dims; ++k)
+        maps.push_back(detail::AxisMap::range(e[k], 0, k == a ? offset : 0));
+      detail::remap<T>(bottom, top, maps, {}, opt.num_threads);
+      offset += e[a];
+    }
+    return {};
+  }
+};
+
+}  // namespace infer::layers

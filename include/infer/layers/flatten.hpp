@@ -1,0 +1,30 @@
+// ncnn Flatten: any blob becomes a 1-D blob of all its values in logical (c, d, h, w) order. Pure
+// data movement: every storage type and pack; one blob, out of place.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/relayout.hpp>
+
+#include <cstdint>
+
+namespace infer::layers {
+
+struct Flatten {
+  using storage = all_storage;
+  using packs = all_packs;
+
+  /// The output is always a copy, never a view of the input, so its memory is the output's own
+  /// (a planned arena slot stays valid after the input's slot is reused).
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    const std::size_t n = bottom.shape().total();
+    if (n > std::size_t(INT32_MAX))
+      return make_error("Flatten: {} values do not fit a 1-D blob (at most {})", n, INT32_MAX);
+    const int total = static_cast<int>(n);
+    INFER_TRY(top.create(Shape::of(total), elem_type_v<T>, pack_for(total, Pack), opt.blob_alloc()));
+    detail::copy_flat<detail::bits_t<T>>(bottom, top, opt.num_threads);
+    return {};
+  }
+};
+
+}  // namespace infer::layers

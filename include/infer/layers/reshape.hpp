@@ -1,0 +1,97 @@
+// ncnn Reshape: the same values in logical (c, d, h, w) order under a new shape of 1 to 4 dims.
+// Pure data movement: every storage type and pack; one blob, out of place.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/relayout.hpp>
+
+#include <array>
+#include <cstdint>
+
+namespace infer::layers {
+
+struct Reshape {
+  /// An extent's special values (ncnn's "reshape flag").
+  static constexpr int kKeep = 0;      ///< the input's extent on the same axis
+  static constexpr int kInfer = -1;    ///< whatever makes the total come out right (one axis only)
+  static constexpr int kDrop = -233;   ///< no such axis: w, h, c, d are dropped from the end
+
+  int w = kDrop;  ///< ncnn 0=w
+  int h = kDrop;  ///< ncnn 1=h
+  int d = kDrop;  ///< ncnn 11=d
+  int c = kDrop;  ///< ncnn 2=c
+  // ncnn 3=permute (reshape as if the blob were stored h-w-c) is not supported: current ncnn no
+  // longer reads it, and its converters stopped writing it.
+
+  using storage = all_storage;
+  using packs = all_packs;
+
+  /// The output's logical shape for an input of logical shape `in`, or why there is none.
+  Result<Shape> output_shape(const Shape& in) const {
+    // ncnn drops axes from the end of the order w, h, c, d: the first dropped one ends the shape.
+    const std::array<int, 4> key = {w, h, c, d};
+    static constexpr const char* kName[4] = {"w", "h", "c", "d"};
+    int dims = 0;
+    while (dims < 4 && key[dims] != kDrop) ++dims;
+    if (dims == 0) return make_error("Reshape: no output shape (w is -233, the 'drop' value)");
+    for (int i = dims; i < 4; ++i) {
+      if (key[i] != kDrop)
+        return make_error("Reshape: {}={} is set but {} is dropped (-233)", kName[i], key[i],
+                          kName[dims]);
+    }
+    const std::array<int, 4> in_extent = {in.w, in.h, in.c, in.d};
+    std::array<long long, 4> out = {1, 1, 1, 1};
+    int infer_at = -1;
+    long long known = 1;
+    for (int i = 0; i < dims; ++i) {
+      if (key[i] == kInfer) {
+        if (infer_at >= 0)
+          return make_error("Reshape: both {} and {} are -1; at most one extent can be inferred",
+                            kName[infer_at], kName[i]);
+        infer_at = i;
+        continue;
+      }
+      if (key[i] < kInfer)
+        return make_error("Reshape: {}={} is not an extent (expected > 0, 0, -1 or -233)",
+                          kName[i], key[i]);
+      out[i] = key[i] == kKeep ? in_extent[i] : key[i];
+      known *= out[i];
+    }
+    const long long total = static_cast<long long>(in.total());
+    if (infer_at >= 0) {
+      if (total % known != 0)
+        return make_error("Reshape: cannot infer {} (-1): {} values are not a multiple of {}",
+                          kName[infer_at], total, known);
+      out[infer_at] = total / known;
+      known = total;
+    }
+    if (known != total)
+      return make_error("Reshape: {} input values cannot take the shape w={} h={} c={} d={} ({} "
+                        "values)",
+                        total, out[0], out[1], out[2], out[3], known);
+    for (long long e : out) {
+      if (e > INT32_MAX) return make_error("Reshape: an output extent of {} is too large", e);
+    }
+    const int ow = int(out[0]), oh = int(out[1]), oc = int(out[2]), od = int(out[3]);
+    switch (dims) {
+      case 1: return Shape::of(ow);
+      case 2: return Shape::of(ow, oh);
+      case 3: return Shape::of(ow, oh, oc);
+      default: return Shape::of(ow, oh, od, oc);
+    }
+  }
+
+  /// Always copies (ncnn returns a view where it can): the output's memory is its own, so a
+  /// planned arena slot stays valid after the input's slot is reused.
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    Result<Shape> shape = output_shape(bottom.shape());
+    if (!shape.ok()) return shape.error();
+    const Shape s = *shape;
+    INFER_TRY(top.create(s, elem_type_v<T>, pack_for(s.packed_extent(), Pack), opt.blob_alloc()));
+    detail::copy_flat<detail::bits_t<T>>(bottom, top, opt.num_threads);
+    return {};
+  }
+};
+
+}  // namespace infer::layers

@@ -1,0 +1,54 @@
+// ncnn ShuffleChannel (ShuffleNet): channels seen as a group x (channels / group) matrix are
+// transposed. Pure data movement: every storage type and pack; one blob, out of place.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/relayout.hpp>
+
+namespace infer::layers {
+
+struct ShuffleChannel {
+  int group = 1;    ///< ncnn 0=group; must divide the channel count
+  int reverse = 0;  ///< ncnn 1=reverse; nonzero undoes the shuffle of the same group
+
+  using storage = all_storage;
+  using packs = all_packs;
+
+  /// A 3-D or 4-D blob's channels are shuffled (a 4-D channel moves with all its d*h*w values;
+  /// ncnn's reference handles 3-D only). A 1-D or 2-D blob counts as one channel, as in ncnn, so
+  /// only group 1 (a copy) is valid for it.
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    const Shape s = bottom.shape();
+    const int channels = s.dims >= 3 ? s.c : 1;
+    if (group < 1) return make_error("ShuffleChannel: group must be at least 1, got {}", group);
+    if (channels % group != 0)
+      return make_error("ShuffleChannel: group {} does not divide the {} channels of the {}-D input",
+                        group, channels, s.dims);
+    INFER_TRY(top.create(s, elem_type_v<T>, Pack, opt.blob_alloc()));
+    using V = detail::bits_t<T>;
+    // Reversing the transpose of a g x (C/g) matrix is the transpose of a (C/g) x g one.
+    const int rows = reverse ? channels / group : group;
+    const int cols = channels / rows;
+    if (rows == 1 || cols == 1) {  // the identity
+      detail::copy_flat<V>(bottom, top, opt.num_threads);
+      return {};
+    }
+    const detail::Layout a = detail::Layout::of(bottom), b = detail::Layout::of(top);
+    const std::size_t plane = a.plane();
+    const V* src = static_cast<const V*>(bottom.data());
+    V* dst = static_cast<V*>(top.data());
+    const int groups = channels / Pack;
+#pragma omp parallel for num_threads(opt.num_threads)
+    for (int g = 0; g < groups; ++g) {
+      for (int l = 0; l < Pack; ++l) {
+        const int q = g * Pack + l;               // output channel: row q % rows, column q / rows
+        const int from = (q % rows) * cols + q / rows;  // of the input's rows x cols matrix
+        detail::copy_run(src + a.offset(0, from), Pack, dst + b.offset(0, q), Pack, plane);
+      }
+    }
+    return {};
+  }
+};
+
+}  // namespace infer::layers

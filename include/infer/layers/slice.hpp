@@ -1,0 +1,108 @@
+// ncnn Slice: one blob cut into consecutive parts along an axis (ncnn's numbering, axis 0
+// outermost; negative counts from the end), given as sizes (-233: an even share of the rest) or as
+// split indices. Every storage type and pack; a part whose packing axis is not a multiple of the
+// input's pack gets a narrower one.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/remap.hpp>
+
+#include <span>
+#include <vector>
+
+namespace infer::layers {
+
+struct Slice {
+  /// ncnn 0=slices: the size of each output along `axis`; -233 takes an even share of what is
+  /// left, (extent - used) / (outputs left). One entry per output; they must add up to the extent.
+  std::vector<int> slices;
+  int axis = 0;  ///< ncnn 1=axis
+  /// ncnn 2=indices: where outputs 1..N-1 start (negative counts from the end); one fewer than the
+  /// outputs. Used instead of `slices` when given.
+  std::vector<int> indices;
+
+  using storage = all_storage;
+  using packs = all_packs;
+
+  /// The size of each of `outputs` parts of an axis of `extent`, or an Error naming the problem.
+  Result<std::vector<int>> sizes(int extent, std::size_t outputs) const {
+    std::vector<int> out;
+    int used = 0;
+    if (!indices.empty()) {
+      if (indices.size() + 1 != outputs)
+        return make_error("Slice: {} indices give {} outputs, but {} outputs were asked for",
+                          indices.size(), indices.size() + 1, outputs);
+      for (std::size_t i = 0; i < outputs; ++i) {
+        int end = extent;
+        if (i + 1 < outputs) {
+          const int index = indices[i];
+          end = index < 0 ? extent + index : index;
+        }
+        if (end <= used || end > extent)
+          return make_error(
+              "Slice: output {} would span [{}, {}) of an axis of extent {}; indices must rise "
+              "strictly inside the axis",
+              i, used, end, extent);
+        out.push_back(end - used);
+        used = end;
+      }
+      return out;
+    }
+    if (slices.empty()) return make_error("Slice: neither slices nor indices is given");
+    if (slices.size() != outputs)
+      return make_error("Slice: {} slices given for {} outputs", slices.size(), outputs);
+    for (std::size_t i = 0; i < outputs; ++i) {
+      int size = slices[i];
+      if (size == -233) size = (extent - used) / static_cast<int>(outputs - i);
+      if (size <= 0 || size > extent - used)
+        return make_error(
+            "Slice: slice {} is {} (resolved {}) but {} of the axis extent {} is left; each slice "
+            "must be positive and fit",
+            i, slices[i], size, extent - used, extent);
+      out.push_back(size);
+      used += size;
+    }
+    if (used != extent)
+      return make_error("Slice: slices add up to {} but the axis extent is {}", used, extent);
+    return out;
+  }
+
+  template <StorageElement T, int Pack>
+  Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {
+    if (bottoms.size() != 1) return make_error("Slice: expected 1 input, got {}", bottoms.size());
+    if (tops.empty()) return make_error("Slice: expected at least 1 output, got 0");
+    const Mat& bottom = bottoms[0];
+    INFER_TRY(detail::check_input<T, Pack>("Slice", bottom, 0));
+    const Shape in = bottom.shape();
+    const int dims = in.dims;
+    if (axis < -dims || axis >= dims)
+      return make_error("Slice: axis {} is out of range for a {}-D input (expected {} to {})",
+                        axis, dims, -dims, dims - 1);
+    const int a = axis < 0 ? axis + dims : axis;
+    const std::array<int, 4> e = detail::axis_extents(in);
+    auto parts = sizes(e[a], tops.size());
+    if (!parts.ok()) return parts.error();
+
+    int first = 0;
+    for (std::size_t i = 0; i < tops.size(); ++i) {
+      const int n = parts.value()[i];
+      if (n == e[a]) {  // the whole input: share it, as Split does
+        tops[i] = bottom;
+        continue;
+      }
+      std::array<int, 4> out = e;
+      out[a] = n;
+      const Shape out_shape = detail::shape_of_axes(dims, out);
+      INFER_TRY(tops[i].create(out_shape, elem_type_v<T>,
+                               pack_for(out_shape.packed_extent(), Pack), opt.blob_alloc()));
+      std::vector<detail::AxisMap> maps;
+      for (int k = 0; k < dims; ++k)
+        maps.push_back(k == a ? detail::AxisMap::range(n, first) : detail::AxisMap::range(e[k]));
+      detail::remap<T>(bottom, tops[i], maps, {}, opt.num_threads);
+      first += n;
+    }
+    return {};
+  }
+};
+
+}  // namespace infer::layers

@@ -1,0 +1,28 @@
+// ncnn Split: one blob in, N out, all sharing the input's storage (a Mat copy is a reference-counted
+// share, as in ncnn), so no value moves. Every storage type and pack.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/remap.hpp>
+
+#include <span>
+
+namespace infer::layers {
+
+struct Split {
+  using storage = all_storage;
+  using packs = all_packs;
+
+  /// Each of `tops` (as many as the caller wants outputs, at least one) becomes `bottoms[0]`.
+  template <StorageElement T, int Pack>
+  Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option&) const {
+    if (bottoms.size() != 1)
+      return make_error("Split: expected 1 input, got {}", bottoms.size());
+    if (tops.empty()) return make_error("Split: expected at least 1 output, got 0");
+    INFER_TRY(detail::check_input<T, Pack>("Split", bottoms[0], 0));
+    for (Mat& top : tops) top = bottoms[0];
+    return {};
+  }
+};
+
+}  // namespace infer::layers
