@@ -1,8 +1,6 @@
-// expect: LayerContract<ClaimsOutOfPlace>.*static assertion failed: infer layer contract: the layer
-// claims support_inplace = false but has no member forward \(out of place\) A layer whose claims
-// are not backed by members must not compile; the one diagnostic names the layer (ClaimsOutOfPlace)
-// and the missing member.
-#include <concepts>
+// expect: LayerContract<ClaimsOutOfPlace>.*claims support_inplace = false but has no member forward
+// A layer whose claim is not backed by a member must not compile; the diagnostic names the
+// layer (ClaimsOutOfPlace) and the missing member.
 #include <infer/concepts.hpp>
 #include <span>
 

@@ -1,0 +1,71 @@
+// ncnn Eltwise: one output from N >= 2 inputs of one shape, by product, (weighted) sum or maximum,
+// accumulated in f32 and rounded once. f32/f16/bf16 storage; no i8: the inputs' int8 scales live
+// outside the blobs in ncnn's scheme and would differ between inputs.
+#pragma once
+
+#include <infer/concepts.hpp>
+#include <infer/kernels/binary.hpp>
+#include <infer/layers/detail/parallel_values.hpp>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace infer::layers {
+
+struct Eltwise {
+  int op_type = 0;            ///< ncnn 0=op_type: 0 product, 1 sum, 2 max
+  std::vector<float> coeffs;  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.
+                              ///< Product and max ignore them, as in ncnn.
+
+  using storage = float_storage;
+  using packs = all_packs;
+
+  template <StorageElement T, int Pack>
+  Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {
+    if (op_type < 0 || op_type > 2)
+      return make_error("Eltwise: op_type must be 0 (prod), 1 (sum) or 2 (max), got {}", op_type);
+    if (bottoms.size() < 2)
+      return make_error("Eltwise: takes at least 2 inputs, got {}", bottoms.size());
+    if (tops.empty()) return make_error("Eltwise: no output Mat given (expected 1)");
+    const bool weighted = op_type == 1 && !coeffs.empty();
+    if (weighted && coeffs.size() != bottoms.size())
+      return make_error("Eltwise: {} coeffs given for {} inputs (expected one per input, or none)",
+                        coeffs.size(), bottoms.size());
+    for (std::size_t i = 0; i < bottoms.size(); ++i) {
+      if (bottoms[i].empty()) return make_error("Eltwise: input {} is empty", i);
+      if (!bottoms[i].is<T, Pack>())
+        return make_error("Eltwise: input {} is {}, expected {} pack {}", i,
+                          bottoms[i].describe(), to_string(elem_type_v<T>), Pack);
+      if (bottoms[i].shape() != bottoms[0].shape())
+        return make_error("Eltwise: input {} is {} but input 0 is {}; all shapes must be equal", i,
+                          bottoms[i].describe(), bottoms[0].describe());
+    }
+    Mat& top = tops[0];
+    INFER_TRY(top.create(bottoms[0].shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
+
+    std::vector<MatView<T, Pack>> in;
+    in.reserve(bottoms.size());
+    for (const Mat& m : bottoms) in.push_back(m.view<T, Pack>());
+    const MatView<T, Pack> out = top.view<T, Pack>();
+    const float* w = weighted ? coeffs.data() : nullptr;
+    const auto run = [&](const auto& op) {
+      detail::parallel_values(
+          out.c, out.channel_values(), opt.num_threads,
+          [&](int q, std::size_t begin, std::size_t n) {
+            // Up to 16 inputs without touching the heap inside the parallel loop.
+            const T* fixed[16];
+            std::vector<const T*> many(in.size() > 16 ? in.size() : 0);
+            const T** src = in.size() > 16 ? many.data() : fixed;
+            for (std::size_t k = 0; k < in.size(); ++k) src[k] = in[k].channel(q) + begin;
+            kernels::reduce_inputs(src, in.size(), w, out.channel(q) + begin, n, op);
+          });
+    };
+    if (op_type == 0) run(binop::Mul{});
+    if (op_type == 1) run(binop::Add{});
+    if (op_type == 2) run(binop::Max{});
+    return {};
+  }
+};
+
+}  // namespace infer::layers
