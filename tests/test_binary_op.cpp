@@ -1,11 +1,10 @@
 // BinaryOp against a scalar reference of ncnn's broadcasting rule: every op type, every pairing of
 // ranks 1-D to 4-D in both operand orders, axes of extent 1 on either side, the scalar form, and
 // the errors.
-#include <infer/layers/binary_op.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <infer/layers/binary_op.hpp>
 #include <vector>
 
 #include "support/layer_tester.hpp"
@@ -48,23 +47,35 @@ struct ScalarForm {
   }
 };
 
-const char* const kOpNames[] = {"add", "sub",  "mul",  "div",   "max",   "min",
+const char* const kOpNames[] = {"add", "sub",  "mul",  "div",  "max",   "min",
                                 "pow", "rsub", "rdiv", "rpow", "atan2", "ratan2"};
 
 float apply(int op, float a, float b) {
   switch (op) {
-    case 0: return a + b;
-    case 1: return a - b;
-    case 2: return a * b;
-    case 3: return a / b;
-    case 4: return std::max(a, b);
-    case 5: return std::min(a, b);
-    case 6: return std::pow(a, b);
-    case 7: return b - a;
-    case 8: return b / a;
-    case 9: return std::pow(b, a);
-    case 10: return std::atan2(a, b);
-    default: return std::atan2(b, a);
+    case 0:
+      return a + b;
+    case 1:
+      return a - b;
+    case 2:
+      return a * b;
+    case 3:
+      return a / b;
+    case 4:
+      return std::max(a, b);
+    case 5:
+      return std::min(a, b);
+    case 6:
+      return std::pow(a, b);
+    case 7:
+      return b - a;
+    case 8:
+      return b / a;
+    case 9:
+      return std::pow(b, a);
+    case 10:
+      return std::atan2(a, b);
+    default:
+      return std::atan2(b, a);
   }
 }
 
@@ -250,8 +261,9 @@ TEST_CASE("BinaryOp with_scalar, every op", "[layer][binaryop]") {
       const float s = op == 6 ? 1.5f : 0.75f;
       LayerTester<ScalarForm> t(ScalarForm{BinaryOp{op, 1, s}},
                                 fmt::format("BinaryOp op_type={} ({}) b={}", op, kOpNames[op], s));
-      t.reference(infer::test::elementwise([op, s](float x) { return apply(op, x, s); }))
-          .shapes(infer::test::awkward_shapes());
+      t.reference(infer::test::elementwise([op, s](float x) {
+         return apply(op, x, s);
+       })).shapes(infer::test::awkward_shapes());
       if (op == 3 || op == 8) t.input_range(0.5f, 3.f);
       if (op == 6 || op == 9) t.input_range(0.25f, 2.f);
       t.run();
@@ -289,7 +301,8 @@ TEST_CASE("BinaryOp errors", "[layer][binaryop]") {
     for (const Pair& p : bad) {
       for (int order = 0; order < 2; ++order) {
         const Pair shapes = order ? Pair{p[1], p[0]} : p;
-        INFO(infer::test::shape_string(shapes[0]) << " with " << infer::test::shape_string(shapes[1]));
+        INFO(infer::test::shape_string(shapes[0])
+             << " with " << infer::test::shape_string(shapes[1]));
         Status st = run_f32(TwoInputs{BinaryOp{}}, shapes);
         REQUIRE(!st.ok());
         REQUIRE_THAT(st.message(), Catch::Contains("do not broadcast"));
@@ -334,6 +347,7 @@ TEST_CASE("BinaryOp errors", "[layer][binaryop]") {
     std::vector<Mat> tops(1);
     st = BinaryOp{}.forward<float, 4>(std::span<const Mat>(mats), std::span<Mat>(tops), Option{});
     REQUIRE(!st.ok());
-    REQUIRE_THAT(st.message(), Catch::Contains("input 1") && Catch::Contains("expected f32 pack 4"));
+    REQUIRE_THAT(st.message(),
+                 Catch::Contains("input 1") && Catch::Contains("expected f32 pack 4"));
   }
 }

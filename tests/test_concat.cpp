@@ -24,10 +24,14 @@ using Coord = std::array<int, 4>;  // ncnn axis order, axis 0 outermost; unused 
 // The value at ncnn-axis coordinates `a` (the definition of ncnn's axis numbering).
 float& at(RefTensor& t, const Coord& a) {
   switch (t.shape.dims) {
-    case 1: return t.at(a[0]);
-    case 2: return t.at(a[1], a[0]);
-    case 3: return t.at(a[2], a[1], 0, a[0]);
-    default: return t.at(a[3], a[2], a[1], a[0]);
+    case 1:
+      return t.at(a[0]);
+    case 2:
+      return t.at(a[1], a[0]);
+    case 3:
+      return t.at(a[2], a[1], 0, a[0]);
+    default:
+      return t.at(a[3], a[2], a[1], a[0]);
   }
 }
 

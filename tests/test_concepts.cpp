@@ -91,3 +91,14 @@ TEST_CASE("runner reports a wrong number of inputs", "[runner]") {
   REQUIRE_FALSE(s.ok());
   REQUIRE_THAT(s.message(), Catch::Contains("takes 1 input and 1 output, got 2 and 1"));
 }
+
+TEST_CASE("runner keeps pack 1 when packing is off", "[runner]") {
+  Mat in(Shape::of(4, 4, 16));
+  in.fill(-1.f);
+  Mat out;
+  infer::Option opt;
+  opt.use_packing = false;
+  REQUIRE(infer::run_layer<float>(L::ReLU{}, in, out, 16, Placement::out_of_place, opt).ok());
+  REQUIRE(out.elempack() == 1);
+  REQUIRE(out.data_as<float>()[0] == 0.f);
+}

@@ -307,7 +307,7 @@ TEST_CASE("element type traits", "[element]") {
   STATIC_REQUIRE(sizeof(bf16) == 2);
   STATIC_REQUIRE(std::is_trivially_copyable_v<f16>);
   STATIC_REQUIRE(infer::Element<infer::i32>);
-  STATIC_REQUIRE_FALSE(infer::Element<int64_t>);
+  STATIC_REQUIRE_FALSE(infer::Element<std::int64_t>);
   STATIC_REQUIRE_FALSE(infer::Element<char>);
   STATIC_REQUIRE_FALSE(infer::StorageElement<infer::i32>);
   STATIC_REQUIRE(infer::StorageElement<i8>);

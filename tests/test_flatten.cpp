@@ -14,7 +14,7 @@ using infer::test::RefTensor;
 
 TEST_CASE("Flatten", "[layer][flatten]") {
   std::vector<Shape> shapes = awkward_shapes();
-  shapes.push_back(Shape::of(3, 5, 16));    // 240 values: a 1-D pack 16 output
+  shapes.push_back(Shape::of(3, 5, 16));     // 240 values: a 1-D pack 16 output
   shapes.push_back(Shape::of(1, 3, 1, 16));  // 48 values from a 4-D blob
   LayerTester(Flatten{}, "Flatten")
       .reference([](const std::vector<RefTensor>& in) {

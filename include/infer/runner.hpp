@@ -88,9 +88,9 @@ Status dispatch_pack(const L& layer, std::span<const Mat> bottoms, std::vector<M
 }  // namespace detail
 
 /// Runs `layer` on `bottoms` at element type T and the widest declared pack at most `max_pack`
-/// that divides every input's packing axis. Inputs are converted (cast + repack) as needed; the
-/// outputs are left in the layer's (T, pack). `tops` must hold as many Mats as the layer has
-/// outputs (a one-blob layer: resized to 1).
+/// that divides every input's packing axis (1 when opt.use_packing is off). Inputs are converted
+/// (cast + repack) as needed; the outputs are left in the layer's (T, pack). `tops` must hold as
+/// many Mats as the layer has outputs (a one-blob layer: resized to 1).
 template <StorageElement T, class L>
 Status run_layer(const L& layer, std::span<const Mat> bottoms, std::vector<Mat>& tops, int max_pack,
                  Placement placement, const Option& opt, std::span<const float> int8_scales = {}) {
@@ -99,7 +99,7 @@ Status run_layer(const L& layer, std::span<const Mat> bottoms, std::vector<Mat>&
     return make_error("run_layer: the layer does not declare {} storage",
                       to_string(elem_type_v<T>));
   } else {
-    int pack = std::min(max_pack, layer_packs<L>::max);
+    int pack = std::min(opt.use_packing ? max_pack : 1, layer_packs<L>::max);
     while (!layer_packs<L>::contains(pack)) pack /= 2;  // declared packs are powers of two
     for (const Mat& b : bottoms) pack = std::min(pack, pack_for(b.shape().packed_extent(), pack));
     while (!layer_packs<L>::contains(pack)) pack = pack_for(1, pack);

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <infer/element.hpp>
-#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #if defined(__SSE2__)
@@ -26,11 +25,10 @@ namespace infer::simd {
 
 namespace detail {
 
-/// The xsimd architecture whose float batch holds W lanes; void where the target has none.
+/// The xsimd architecture whose float batch holds W lanes, as member `type`; absent where the
+/// target has none, so fbatch<W> fails to form.
 template <int W>
-struct ArchFor {
-  using type = void;
-};
+struct ArchFor {};
 
 #if XSIMD_WITH_SSE2
 template <>
@@ -82,26 +80,29 @@ struct ArchFor<16> {
 /// Whether the target has a native float batch of W lanes; W = 1 (plain scalar code) always does.
 /// @tparam W lanes: 1, 4, 8 or 16.
 template <int W>
-inline constexpr bool has_width = W == 1 || !std::is_void_v<typename detail::ArchFor<W>::type>;
+inline constexpr bool has_width = W == 1 || requires {
+  typename detail::ArchFor<W>::type;
+};
 
 /// Lanes of the widest native float batch: 16 with AVX-512F, 8 with AVX, 4 with SSE2, else 1.
 inline constexpr int max_width = has_width<16> ? 16 : has_width<8> ? 8 : has_width<4> ? 4 : 1;
 
 /// A batch of W floats on the best architecture of that register width.
-/// @tparam W lanes; the target must have them, and W = 1 is plain float rather than a batch.
+/// @tparam W lanes, 4, 8 or 16, where has_width<W>; W = 1 is plain float rather than a batch.
 template <int W>
-requires(has_width<W>&& W >
-         1) using fbatch = xsimd::batch<float, typename detail::ArchFor<W>::type>;
+using fbatch = xsimd::batch<float, typename detail::ArchFor<W>::type>;
 
 /// W lanes of float broadcast from v.
 /// @tparam W lanes, as for fbatch.
 template <int W>
-requires(has_width<W>&& W > 1) fbatch<W> broadcast(float v) { return fbatch<W>(v); }
+fbatch<W> broadcast(float v) {
+  return fbatch<W>(v);
+}
 
 namespace detail {
 
 template <int W>
-requires(has_width<W>&& W > 1) using ibatch = xsimd::batch<std::int32_t, typename ArchFor<W>::type>;
+using ibatch = xsimd::batch<std::int32_t, typename ArchFor<W>::type>;
 
 /// Selects an overload by width without a template argument, so the instruction-specific overloads
 /// below can be plain functions that overload resolution prefers to the scalar templates.
@@ -123,13 +124,26 @@ void store_impl(T* p, fbatch<W> v, Width<W>) {
   for (int i = 0; i < W; ++i) p[i] = from_f32<T>(tmp[i]);
 }
 
+/// Returns v pinned to one register. Without it GCC folds the load that produced v into each of
+/// its several uses, and those repeated loads of a streaming source halve the memory bandwidth.
+template <class A>
+xsimd::batch<float, A> in_register(xsimd::batch<float, A> v) {
+#if defined(__GNUC__)
+  auto r = static_cast<typename xsimd::batch<float, A>::register_type>(v);
+  __asm__("" : "+v"(r));
+  return r;
+#else
+  return v;
+#endif
+}
+
 /// f32_to_bf16 on a batch, leaving the 16 result bits sign-extended in each 32-bit lane so that a
 /// saturating pack keeps them. AVX512-BF16's vcvtneps2bf16 is not used: it flushes subnormal
 /// inputs and outputs to zero, which would break the bit-exactness with the scalar conversion.
 template <class A>
 xsimd::batch<std::int32_t, A> bf16_bits(xsimd::batch<float, A> v) {
   using I = xsimd::batch<std::int32_t, A>;
-  const I u = xsimd::bitwise_cast<I>(v);
+  const I u = xsimd::bitwise_cast<I>(in_register(v));
   const I rounded = u + I(0x7FFF) + ((u >> 16) & I(1));
   const I quiet_nan = u | I(0x00400000);
   return xsimd::select((u & I(0x7FFFFFFF)) > I(0x7F800000), quiet_nan, rounded) >> 16;
@@ -139,13 +153,13 @@ xsimd::batch<std::int32_t, A> bf16_bits(xsimd::batch<float, A> v) {
 template <class A>
 xsimd::batch<std::int32_t, A> int8_values(xsimd::batch<float, A> v) {
   using F = xsimd::batch<float, A>;
+  v = in_register(v);
   const F c = xsimd::min(xsimd::max(v, F(-127.0f)), F(127.0f));
-  // Rounding on the exact fraction: adding 0.5 first would round 0.5 - 2^-25 up to 1.
-  const F t = xsimd::to_float(xsimd::to_int(c));
-  const F f = c - t;
-  const F step =
-      xsimd::select(f >= F(0.5f), F(1.0f), xsimd::select(f <= F(-0.5f), F(-1.0f), F(0.0f)));
-  return xsimd::to_int(xsimd::select(xsimd::isnan(v), F(0.0f), t + step));
+  // Adding just under a half and truncating rounds half away from zero for |c| < 2^23: a tie
+  // m + 0.5 sums to m + 1 - 2^-25, which rounds up to m + 1; no value below a tie gets there.
+  // (Adding exactly 0.5 would take 0.5 - 2^-25 to 1.)
+  const F r = c + xsimd::copysign(F(0.5f - 0x1p-25f), c);
+  return xsimd::to_int(xsimd::select(xsimd::isnan(v), F(0.0f), r));
 }
 
 #if XSIMD_WITH_SSE2 && defined(__SSE2__)
@@ -267,7 +281,7 @@ inline void store_impl(i8* p, fbatch<16> v, Width<16>) {
 /// @tparam W lanes, as for fbatch.
 /// @tparam T the storage type.
 template <int W, StorageElement T>
-requires(has_width<W>&& W > 1) fbatch<W> load(const T* p) {
+fbatch<W> load(const T* p) {
   if constexpr (std::same_as<T, f32>) {
     return fbatch<W>::load_unaligned(p);
   } else {
@@ -280,7 +294,7 @@ requires(has_width<W>&& W > 1) fbatch<W> load(const T* p) {
 /// @tparam W lanes, as for fbatch.
 /// @tparam T the storage type.
 template <int W, StorageElement T>
-requires(has_width<W>&& W > 1) void store(T* p, fbatch<W> v) {
+void store(T* p, fbatch<W> v) {
   if constexpr (std::same_as<T, f32>) {
     v.store_unaligned(p);
   } else {

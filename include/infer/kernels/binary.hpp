@@ -3,11 +3,11 @@
 // reduction Eltwise needs. Values are converted to f32 in registers and back on store.
 #pragma once
 
-#include <infer/element.hpp>
-#include <infer/simd.hpp>
-
 #include <cmath>
 #include <cstddef>
+#include <infer/detail/xsimd.hpp>
+#include <infer/element.hpp>
+#include <infer/simd.hpp>
 #include <type_traits>
 
 namespace infer::binop {
@@ -164,10 +164,14 @@ void binary(BinaryOperand<T> a, BinaryOperand<T> b, T* dst, std::size_t n, const
   };
   if (n == 0) return;
   const std::size_t values = n * Pack;
-  if (contiguous(a) && contiguous(b)) return detail::binary_flat<true, true>(a.data, b.data, dst, values, op);
-  if (contiguous(a) && single(b)) return detail::binary_flat<true, false>(a.data, b.data, dst, values, op);
-  if (single(a) && contiguous(b)) return detail::binary_flat<false, true>(a.data, b.data, dst, values, op);
-  if (single(a) && single(b)) return detail::binary_flat<false, false>(a.data, b.data, dst, values, op);
+  if (contiguous(a) && contiguous(b))
+    return detail::binary_flat<true, true>(a.data, b.data, dst, values, op);
+  if (contiguous(a) && single(b))
+    return detail::binary_flat<true, false>(a.data, b.data, dst, values, op);
+  if (single(a) && contiguous(b))
+    return detail::binary_flat<false, true>(a.data, b.data, dst, values, op);
+  if (single(a) && single(b))
+    return detail::binary_flat<false, false>(a.data, b.data, dst, values, op);
 
   // Lanes and steps differ between the operands: one packed element at a time, in blocks of W
   // lanes. An operand that does not advance is loaded once.

@@ -3,13 +3,24 @@
 // whose steps are far apart while neighbouring positions are contiguous (they go in SIMD lanes).
 #pragma once
 
-#include <infer/element.hpp>
-#include <infer/simd.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <infer/element.hpp>
+#include <infer/simd.hpp>
 #include <limits>
+
+// GCC 12 (bug 105593) reports its own AVX-512 intrinsics inside xsimd::exp as uninitialised. The
+// pragma only silences code inlined into functions below it, so the kernels are flattened: xsimd's
+// exp is inlined into them (left out of line at -O1 it is reported).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define INFER_SOFTMAX_FLATTEN [[gnu::flatten]]
+#else
+#define INFER_SOFTMAX_FLATTEN
+#endif
 
 namespace infer::kernels {
 
@@ -64,7 +75,7 @@ inline constexpr std::size_t kSoftmaxTile = 256;
 
 /// Softmax of n contiguous values (src == dst allowed).
 template <StorageElement T>  ///< storage type; arithmetic is f32
-void softmax_contiguous(const T* src, T* dst, std::size_t n) {
+INFER_SOFTMAX_FLATTEN void softmax_contiguous(const T* src, T* dst, std::size_t n) {
   constexpr int kW = simd::max_width;
   float m = std::numeric_limits<float>::lowest();
   std::size_t i = 0;
@@ -103,8 +114,8 @@ void softmax_contiguous(const T* src, T* dst, std::size_t n) {
 /// positions holds lanes of one packed element: values of the same softmax, so they share one
 /// max and one sum; with lanes = 1 every position is its own softmax.
 template <StorageElement T>  ///< storage type; arithmetic is f32
-void softmax_strided(const T* src, T* dst, std::size_t len, std::size_t step, std::size_t n,
-                     int lanes) {
+INFER_SOFTMAX_FLATTEN void softmax_strided(const T* src, T* dst, std::size_t len, std::size_t step,
+                                           std::size_t n, int lanes) {
   alignas(64) float mx[kSoftmaxTile];
   alignas(64) float sm[kSoftmaxTile];
   std::fill_n(mx, n, std::numeric_limits<float>::lowest());
@@ -127,8 +138,9 @@ void softmax_strided(const T* src, T* dst, std::size_t len, std::size_t step, st
   for (std::size_t a = 0; a < len; ++a) {
     const T* p = src + a * step;
     detail::by_widths(n, [&]<int W>(std::size_t j) {
-      detail::store_w<W>(sm + j, detail::load_w<W>(sm + j) +
-                                     detail::vexp(detail::load_w<W>(p + j) - detail::load_w<W>(mx + j)));
+      detail::store_w<W>(sm + j,
+                         detail::load_w<W>(sm + j) +
+                             detail::vexp(detail::load_w<W>(p + j) - detail::load_w<W>(mx + j)));
     });
   }
   combine_lanes(sm, [](float x, float y) { return x + y; });
@@ -143,3 +155,8 @@ void softmax_strided(const T* src, T* dst, std::size_t len, std::size_t step, st
 }
 
 }  // namespace infer::kernels
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#undef INFER_SOFTMAX_FLATTEN

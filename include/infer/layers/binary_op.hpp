@@ -1,16 +1,15 @@
 // ncnn BinaryOp: C = op(A, B) over two blobs with ncnn's broadcasting, or C = op(A, b) with the
 // scalar b (with_scalar=1: one blob, in place). f32/f16/bf16 storage with f32 arithmetic; no i8:
-// the ops do not commute with an int8 tensor's quantization scale, which ncnn keeps outside the blob.
+// the ops do not commute with an int8 tensor's quantization scale, kept outside the blob in ncnn.
 #pragma once
-
-#include <infer/concepts.hpp>
-#include <infer/kernels/binary.hpp>
-#include <infer/layers/detail/parallel_values.hpp>
-#include <infer/layers/detail/unary.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <infer/concepts.hpp>
+#include <infer/kernels/binary.hpp>
+#include <infer/layers/detail/parallel_values.hpp>
+#include <infer/layers/detail/unary.hpp>
 #include <span>
 #include <utility>
 
@@ -23,19 +22,44 @@ template <class F>
 bool visit_binary_op(int op_type, F&& f) {
   using namespace binop;
   switch (op_type) {
-    case 0: f(Add{}); return true;
-    case 1: f(Sub{}); return true;
-    case 2: f(Mul{}); return true;
-    case 3: f(Div{}); return true;
-    case 4: f(Max{}); return true;
-    case 5: f(Min{}); return true;
-    case 6: f(Pow{}); return true;
-    case 7: f(Flip<Sub>{}); return true;
-    case 8: f(Flip<Div>{}); return true;
-    case 9: f(Flip<Pow>{}); return true;
-    case 10: f(Atan2{}); return true;
-    case 11: f(Flip<Atan2>{}); return true;
-    default: return false;
+    case 0:
+      f(Add{});
+      return true;
+    case 1:
+      f(Sub{});
+      return true;
+    case 2:
+      f(Mul{});
+      return true;
+    case 3:
+      f(Div{});
+      return true;
+    case 4:
+      f(Max{});
+      return true;
+    case 5:
+      f(Min{});
+      return true;
+    case 6:
+      f(Pow{});
+      return true;
+    case 7:
+      f(Flip<Sub>{});
+      return true;
+    case 8:
+      f(Flip<Div>{});
+      return true;
+    case 9:
+      f(Flip<Pow>{});
+      return true;
+    case 10:
+      f(Atan2{});
+      return true;
+    case 11:
+      f(Flip<Atan2>{});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -127,8 +151,8 @@ struct BinaryOp {
     for (std::size_t i = 0; i < 2; ++i) {
       if (bottoms[i].empty()) return make_error("BinaryOp: input {} is empty", i);
       if (!bottoms[i].is<T, Pack>())
-        return make_error("BinaryOp: input {} is {}, expected {} pack {}", i,
-                          bottoms[i].describe(), to_string(elem_type_v<T>), Pack);
+        return make_error("BinaryOp: input {} is {}, expected {} pack {}", i, bottoms[i].describe(),
+                          to_string(elem_type_v<T>), Pack);
     }
     const Mat& a = bottoms[0];
     const Mat& bm = bottoms[1];
@@ -170,8 +194,7 @@ struct BinaryOp {
     INFER_TRY(top.create(a.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
     const MatView<T, Pack> va = a.view<T, Pack>(), vb = b.view<T, Pack>(), vo = top.view<T, Pack>();
     detail::parallel_values(
-        vo.c, vo.channel_values(), opt.num_threads,
-        [&](int q, std::size_t begin, std::size_t n) {
+        vo.c, vo.channel_values(), opt.num_threads, [&](int q, std::size_t begin, std::size_t n) {
           kernels::binary<T, 1>({va.channel(q) + begin, 1, true}, {vb.channel(q) + begin, 1, true},
                                 vo.channel(q) + begin, n, op);
         });

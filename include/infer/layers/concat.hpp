@@ -6,6 +6,7 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
 
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <span>
@@ -48,7 +49,8 @@ struct Concat {
       total += e[a];
     }
     if (total > INT_MAX)
-      return make_error("Concat: {} values along axis {} is more than an extent can hold", total, a);
+      return make_error("Concat: {} values along axis {} is more than an extent can hold", total,
+                        a);
     if (bottoms.size() == 1) {
       tops[0] = bottoms[0];
       return {};

@@ -40,7 +40,7 @@ struct Crop {
   using storage = all_storage;
   using packs = all_packs;
 
-  /// The box: offset and size along each ncnn axis (0 outermost) of an input of shape `in`.
+  /// A crop: offset and size along each ncnn axis (0 outermost).
   struct Box {
     std::array<int, 4> offset{}, size{};
   };
@@ -64,15 +64,18 @@ struct Crop {
       for (std::size_t i = 0; i < starts.size(); ++i) {
         int a = axes.empty() ? int(i) : axes[i];
         if (a < -dims || a >= dims)
-          return make_error("Crop: axis {} is out of range for a {}-D input (expected {} to {})",
-                            a, dims, -dims, dims - 1);
+          return make_error("Crop: axis {} is out of range for a {}-D input (expected {} to {})", a,
+                            dims, -dims, dims - 1);
         if (a < 0) a += dims;
         if (seen[a]) return make_error("Crop: axis {} is listed twice", a);
         seen[a] = true;
         const std::int64_t n = e[a];
-        const std::int64_t start = starts[i] == -233 ? 0 : starts[i] < 0 ? n + starts[i] : starts[i];
-        const std::int64_t end =
-            std::min<std::int64_t>(n, ends[i] == -233 ? n : ends[i] > 0 ? ends[i] : n + ends[i]);
+        const std::int64_t start = starts[i] == -233 ? 0
+                                   : starts[i] < 0   ? n + starts[i]
+                                                     : starts[i];
+        const std::int64_t end = std::min<std::int64_t>(n, ends[i] == -233 ? n
+                                                           : ends[i] > 0   ? ends[i]
+                                                                           : n + ends[i]);
         if (start < 0 || start >= n || end <= start)
           return make_error(
               "Crop: start {} end {} on axis {} select [{}, {}) of an extent of {}, which is "
@@ -84,12 +87,12 @@ struct Crop {
       return b;
     }
 
-    // Per-axis form. Offsets and sizes in ncnn's axis order for this many dims.
+    // Per-axis form: the parameters by slot (c, d, h, w).
     const std::array<int, 4> off1 = {coffset, doffset, hoffset, woffset};
     const std::array<int, 4> off2 = {coffset2, doffset2, hoffset2, woffset2};
     const std::array<int, 4> outs = {outc, outd, outh, outw};
     const std::array<const char*, 4> names = {"c", "d", "h", "w"};
-    // The slot (c, d, h, w) of ncnn axis a: a 3-D input has no d, a 2-D one no c either, ...
+    // The slot of ncnn axis a: fewer dims drop outer slots (3-D has no d; 2-D no c, no d).
     auto param = [&](int a) { return dims >= 3 && a == 0 ? 0 : a + 4 - dims; };
     bool reference_form = true;
     for (int a = 0; a < dims; ++a)
@@ -127,10 +130,11 @@ struct Crop {
       top = bottom;
       return {};
     }
-    INFER_TRY(top.create(out, elem_type_v<T>, pack_for(out.packed_extent(), Pack),
-                         opt.blob_alloc()));
+    INFER_TRY(
+        top.create(out, elem_type_v<T>, pack_for(out.packed_extent(), Pack), opt.blob_alloc()));
     std::vector<detail::AxisMap> maps;
-    for (int a = 0; a < in.dims; ++a) maps.push_back(detail::AxisMap::range(b.size[a], b.offset[a]));
+    for (int a = 0; a < in.dims; ++a)
+      maps.push_back(detail::AxisMap::range(b.size[a], b.offset[a]));
     detail::remap<T>(bottom, top, maps, {}, opt.num_threads);
     return {};
   }

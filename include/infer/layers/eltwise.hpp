@@ -3,11 +3,10 @@
 // outside the blobs in ncnn's scheme and would differ between inputs.
 #pragma once
 
+#include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/kernels/binary.hpp>
 #include <infer/layers/detail/parallel_values.hpp>
-
-#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -35,8 +34,8 @@ struct Eltwise {
     for (std::size_t i = 0; i < bottoms.size(); ++i) {
       if (bottoms[i].empty()) return make_error("Eltwise: input {} is empty", i);
       if (!bottoms[i].is<T, Pack>())
-        return make_error("Eltwise: input {} is {}, expected {} pack {}", i,
-                          bottoms[i].describe(), to_string(elem_type_v<T>), Pack);
+        return make_error("Eltwise: input {} is {}, expected {} pack {}", i, bottoms[i].describe(),
+                          to_string(elem_type_v<T>), Pack);
       if (bottoms[i].shape() != bottoms[0].shape())
         return make_error("Eltwise: input {} is {} but input 0 is {}; all shapes must be equal", i,
                           bottoms[i].describe(), bottoms[0].describe());
@@ -50,16 +49,15 @@ struct Eltwise {
     const MatView<T, Pack> out = top.view<T, Pack>();
     const float* w = weighted ? coeffs.data() : nullptr;
     const auto run = [&](const auto& op) {
-      detail::parallel_values(
-          out.c, out.channel_values(), opt.num_threads,
-          [&](int q, std::size_t begin, std::size_t n) {
-            // Up to 16 inputs without touching the heap inside the parallel loop.
-            const T* fixed[16];
-            std::vector<const T*> many(in.size() > 16 ? in.size() : 0);
-            const T** src = in.size() > 16 ? many.data() : fixed;
-            for (std::size_t k = 0; k < in.size(); ++k) src[k] = in[k].channel(q) + begin;
-            kernels::reduce_inputs(src, in.size(), w, out.channel(q) + begin, n, op);
-          });
+      const auto piece = [&](int q, std::size_t begin, std::size_t n) {
+        // Up to 16 inputs without touching the heap inside the parallel loop.
+        const T* fixed[16];
+        std::vector<const T*> many(in.size() > 16 ? in.size() : 0);
+        const T** src = in.size() > 16 ? many.data() : fixed;
+        for (std::size_t k = 0; k < in.size(); ++k) src[k] = in[k].channel(q) + begin;
+        kernels::reduce_inputs(src, in.size(), w, out.channel(q) + begin, n, op);
+      };
+      detail::parallel_values(out.c, out.channel_values(), opt.num_threads, piece);
     };
     if (op_type == 0) run(binop::Mul{});
     if (op_type == 1) run(binop::Add{});

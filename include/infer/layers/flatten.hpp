@@ -2,10 +2,9 @@
 // data movement: every storage type and pack; one blob, out of place.
 #pragma once
 
+#include <cstdint>
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
-
-#include <cstdint>
 
 namespace infer::layers {
 
@@ -21,7 +20,8 @@ struct Flatten {
     if (n > std::size_t(INT32_MAX))
       return make_error("Flatten: {} values do not fit a 1-D blob (at most {})", n, INT32_MAX);
     const int total = static_cast<int>(n);
-    INFER_TRY(top.create(Shape::of(total), elem_type_v<T>, pack_for(total, Pack), opt.blob_alloc()));
+    INFER_TRY(
+        top.create(Shape::of(total), elem_type_v<T>, pack_for(total, Pack), opt.blob_alloc()));
     detail::copy_flat<detail::bits_t<T>>(bottom, top, opt.num_threads);
     return {};
   }

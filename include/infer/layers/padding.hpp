@@ -11,6 +11,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace infer::layers {
@@ -38,9 +39,8 @@ struct Padding {
     if (before < 0 || after < 0)
       return make_error("Padding: {} pads {} and {} must not be negative", what, before, after);
     if (type == 2 && (before >= n || after >= n))
-      return make_error(
-          "Padding: reflect pads {} and {} on {} need an extent above them, got {}", before, after,
-          what, n);
+      return make_error("Padding: reflect pads {} and {} on {} need an extent above them, got {}",
+                        before, after, what, n);
     const std::int64_t total = std::int64_t(n) + before + after;
     if (total > INT_MAX) return make_error("Padding: {} would be {} long", what, total);
     detail::AxisMap m{0, std::vector<int>(static_cast<std::size_t>(total))};
@@ -59,15 +59,14 @@ struct Padding {
   }
 
   template <StorageElement T, int Pack>
-  Status forward(const Mat& bottom, Mat& top_blob, const Option& opt) const {
-    INFER_TRY(detail::check_input<T, Pack>("Padding", bottom, 0));
+  Status forward(const Mat& bottom_blob, Mat& top_blob, const Option& opt) const {
+    INFER_TRY(detail::check_input<T, Pack>("Padding", bottom_blob, 0));
     if (type < 0 || type > 2)
-      return make_error("Padding: type {} is not 0 (constant), 1 (replicate) or 2 (reflect)",
-                        type);
+      return make_error("Padding: type {} is not 0 (constant), 1 (replicate) or 2 (reflect)", type);
     if (top == -233 || top == -234)
       return make_error("Padding: pads of {} select ncnn's two-blob form, which is not supported",
                         top);
-    const Shape in = bottom.shape();
+    const Shape in = bottom_blob.shape();
     const int dims = in.dims;
     const std::array<int, 4> e = detail::axis_extents(in);
     // Pads before/after each ncnn axis (0 outermost) for this many dims.
@@ -79,7 +78,9 @@ struct Padding {
       names[a] = name;
     };
     switch (dims) {
-      case 1: set(0, left, right, "w (left/right)"); break;
+      case 1:
+        set(0, left, right, "w (left/right)");
+        break;
       case 2:
         set(0, top, bottom, "h (top/bottom)");
         set(1, left, right, "w (left/right)");
@@ -106,7 +107,7 @@ struct Padding {
     }
     const Shape out_shape = detail::shape_of_axes(dims, out);
     if (out_shape == in) {
-      top_blob = bottom;
+      top_blob = bottom_blob;
       return {};
     }
 
@@ -120,13 +121,14 @@ struct Padding {
             "Padding: per_channel_pad_data_size is {} with {} values, but the output has {} "
             "channels",
             per_channel_pad_data_size, per_channel_pad_data.size(), channels);
-      for (int q = 0; q < channels; ++q) fill.push_back(detail::fill_bits<T>(per_channel_pad_data[q]));
+      for (int q = 0; q < channels; ++q)
+        fill.push_back(detail::fill_bits<T>(per_channel_pad_data[q]));
     } else {
       fill.push_back(detail::fill_bits<T>(value));
     }
     INFER_TRY(top_blob.create(out_shape, elem_type_v<T>, pack_for(out_shape.packed_extent(), Pack),
                               opt.blob_alloc()));
-    detail::remap<T>(bottom, top_blob, maps, fill, opt.num_threads);
+    detail::remap<T>(bottom_blob, top_blob, maps, fill, opt.num_threads);
     return {};
   }
 };

@@ -2,10 +2,9 @@
 // data movement: every storage type and pack; one blob, out of place.
 #pragma once
 
+#include <array>
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
-
-#include <array>
 #include <string_view>
 
 namespace infer::layers {
@@ -63,8 +62,9 @@ struct Permute {
   static constexpr std::array<std::string_view, 6> kOrders3 = {"whc", "hwc", "wch",
                                                                "cwh", "hcw", "chw"};
   static constexpr std::array<std::string_view, 24> kOrders4 = {
-      "whdc", "hwdc", "wdhc", "dwhc", "hdwc", "dhwc", "whcd", "hwcd", "wchd", "cwhd", "hcwd", "chwd",
-      "wdch", "dwch", "wcdh", "cwdh", "dcwh", "cdwh", "hdcw", "dhcw", "hcdw", "chdw", "dchw", "cdhw"};
+      "whdc", "hwdc", "wdhc", "dwhc", "hdwc", "dhwc", "whcd", "hwcd",
+      "wchd", "cwhd", "hcwd", "chwd", "wdch", "dwch", "wcdh", "cwdh",
+      "dcwh", "cdwh", "hdcw", "dhcw", "hcdw", "chdw", "dchw", "cdhw"};
 
   /// For each output axis (outermost first), the input axis it takes; an Error for an order_type
   /// that `dims` does not have.

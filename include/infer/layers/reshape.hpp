@@ -2,19 +2,18 @@
 // Pure data movement: every storage type and pack; one blob, out of place.
 #pragma once
 
-#include <infer/concepts.hpp>
-#include <infer/layers/detail/relayout.hpp>
-
 #include <array>
 #include <cstdint>
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/relayout.hpp>
 
 namespace infer::layers {
 
 struct Reshape {
   /// An extent's special values (ncnn's "reshape flag").
-  static constexpr int kKeep = 0;      ///< the input's extent on the same axis
-  static constexpr int kInfer = -1;    ///< whatever makes the total come out right (one axis only)
-  static constexpr int kDrop = -233;   ///< no such axis: w, h, c, d are dropped from the end
+  static constexpr int kKeep = 0;     ///< the input's extent on the same axis
+  static constexpr int kInfer = -1;   ///< whatever makes the total come out right (one axis only)
+  static constexpr int kDrop = -233;  ///< no such axis: w, h, c, d are dropped from the end
 
   int w = kDrop;  ///< ncnn 0=w
   int h = kDrop;  ///< ncnn 1=h
@@ -52,8 +51,8 @@ struct Reshape {
         continue;
       }
       if (key[i] < kInfer)
-        return make_error("Reshape: {}={} is not an extent (expected > 0, 0, -1 or -233)",
-                          kName[i], key[i]);
+        return make_error("Reshape: {}={} is not an extent (expected > 0, 0, -1 or -233)", kName[i],
+                          key[i]);
       out[i] = key[i] == kKeep ? in_extent[i] : key[i];
       known *= out[i];
     }
@@ -66,18 +65,23 @@ struct Reshape {
       known = total;
     }
     if (known != total)
-      return make_error("Reshape: {} input values cannot take the shape w={} h={} c={} d={} ({} "
-                        "values)",
-                        total, out[0], out[1], out[2], out[3], known);
+      return make_error(
+          "Reshape: {} input values cannot take the shape w={} h={} c={} d={} ({} "
+          "values)",
+          total, out[0], out[1], out[2], out[3], known);
     for (long long e : out) {
       if (e > INT32_MAX) return make_error("Reshape: an output extent of {} is too large", e);
     }
     const int ow = int(out[0]), oh = int(out[1]), oc = int(out[2]), od = int(out[3]);
     switch (dims) {
-      case 1: return Shape::of(ow);
-      case 2: return Shape::of(ow, oh);
-      case 3: return Shape::of(ow, oh, oc);
-      default: return Shape::of(ow, oh, od, oc);
+      case 1:
+        return Shape::of(ow);
+      case 2:
+        return Shape::of(ow, oh);
+      case 3:
+        return Shape::of(ow, oh, oc);
+      default:
+        return Shape::of(ow, oh, od, oc);
     }
   }
 

@@ -23,8 +23,9 @@ struct ShuffleChannel {
     const int channels = s.dims >= 3 ? s.c : 1;
     if (group < 1) return make_error("ShuffleChannel: group must be at least 1, got {}", group);
     if (channels % group != 0)
-      return make_error("ShuffleChannel: group {} does not divide the {} channels of the {}-D input",
-                        group, channels, s.dims);
+      return make_error(
+          "ShuffleChannel: group {} does not divide the {} channels of the {}-D input", group,
+          channels, s.dims);
     INFER_TRY(top.create(s, elem_type_v<T>, Pack, opt.blob_alloc()));
     using V = detail::bits_t<T>;
     // Reversing the transpose of a g x (C/g) matrix is the transpose of a (C/g) x g one.
@@ -42,7 +43,7 @@ struct ShuffleChannel {
 #pragma omp parallel for num_threads(opt.num_threads)
     for (int g = 0; g < groups; ++g) {
       for (int l = 0; l < Pack; ++l) {
-        const int q = g * Pack + l;               // output channel: row q % rows, column q / rows
+        const int q = g * Pack + l;  // output channel: row q % rows, column q / rows
         const int from = (q % rows) * cols + q / rows;  // of the input's rows x cols matrix
         detail::copy_run(src + a.offset(0, from), Pack, dst + b.offset(0, q), Pack, plane);
       }

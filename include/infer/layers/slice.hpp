@@ -7,6 +7,7 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
 
+#include <array>
 #include <span>
 #include <vector>
 
@@ -76,8 +77,8 @@ struct Slice {
     const Shape in = bottom.shape();
     const int dims = in.dims;
     if (axis < -dims || axis >= dims)
-      return make_error("Slice: axis {} is out of range for a {}-D input (expected {} to {})",
-                        axis, dims, -dims, dims - 1);
+      return make_error("Slice: axis {} is out of range for a {}-D input (expected {} to {})", axis,
+                        dims, -dims, dims - 1);
     const int a = axis < 0 ? axis + dims : axis;
     const std::array<int, 4> e = detail::axis_extents(in);
     auto parts = sizes(e[a], tops.size());
@@ -93,8 +94,8 @@ struct Slice {
       std::array<int, 4> out = e;
       out[a] = n;
       const Shape out_shape = detail::shape_of_axes(dims, out);
-      INFER_TRY(tops[i].create(out_shape, elem_type_v<T>,
-                               pack_for(out_shape.packed_extent(), Pack), opt.blob_alloc()));
+      INFER_TRY(tops[i].create(out_shape, elem_type_v<T>, pack_for(out_shape.packed_extent(), Pack),
+                               opt.blob_alloc()));
       std::vector<detail::AxisMap> maps;
       for (int k = 0; k < dims; ++k)
         maps.push_back(k == a ? detail::AxisMap::range(n, first) : detail::AxisMap::range(e[k]));

@@ -3,11 +3,10 @@
 // quantization scale, which ncnn keeps outside the blob.
 #pragma once
 
-#include <infer/concepts.hpp>
-#include <infer/kernels/softmax.hpp>
-
 #include <array>
 #include <cstddef>
+#include <infer/concepts.hpp>
+#include <infer/kernels/softmax.hpp>
 
 namespace infer::layers {
 
@@ -46,11 +45,11 @@ struct Softmax {
     // Packed extents outer first; axis 0 is the packing axis (groups `group` values apart), the
     // inner axes are dense inside a group with the Pack lanes innermost.
     const std::array<std::size_t, 4> e =
-        dims == 2   ? std::array<std::size_t, 4>{std::size_t(in.h), std::size_t(in.w), 1, 1}
-        : dims == 3 ? std::array<std::size_t, 4>{std::size_t(in.c), std::size_t(in.h),
-                                                 std::size_t(in.w), 1}
-                    : std::array<std::size_t, 4>{std::size_t(in.c), std::size_t(in.d),
-                                                 std::size_t(in.h), std::size_t(in.w)};
+        dims == 2 ? std::array<std::size_t, 4>{std::size_t(in.h), std::size_t(in.w), 1, 1}
+        : dims == 3
+            ? std::array<std::size_t, 4>{std::size_t(in.c), std::size_t(in.h), std::size_t(in.w), 1}
+            : std::array<std::size_t, 4>{std::size_t(in.c), std::size_t(in.d), std::size_t(in.h),
+                                         std::size_t(in.w)};
     const std::size_t group = dims == 2 ? e[1] * Pack : in.cstep * Pack;
     std::size_t inner = Pack;  // values of one step along the axis: the extents inside it, x Pack
     for (int k = a + 1; k < dims; ++k) inner *= e[k];
@@ -62,8 +61,8 @@ struct Softmax {
 #pragma omp parallel for num_threads(threads)
       for (std::ptrdiff_t t = 0; t < n; ++t) {
         const std::size_t o = std::size_t(t) * kTile;
-        kernels::softmax_strided(in.data + o, out.data + o, e[0], group,
-                                 std::min(kTile, inner - o), Pack);
+        kernels::softmax_strided(in.data + o, out.data + o, e[0], group, std::min(kTile, inner - o),
+                                 Pack);
       }
       return {};
     }

@@ -1,5 +1,5 @@
-// ncnn Split: one blob in, N out, all sharing the input's storage (a Mat copy is a reference-counted
-// share, as in ncnn), so no value moves. Every storage type and pack.
+// ncnn Split: one blob in, N out, all sharing the input's storage (a Mat copy is a
+// reference-counted share, as in ncnn), so no value moves. Every storage type and pack.
 #pragma once
 
 #include <infer/concepts.hpp>
@@ -16,8 +16,7 @@ struct Split {
   /// Each of `tops` (as many as the caller wants outputs, at least one) becomes `bottoms[0]`.
   template <StorageElement T, int Pack>
   Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option&) const {
-    if (bottoms.size() != 1)
-      return make_error("Split: expected 1 input, got {}", bottoms.size());
+    if (bottoms.size() != 1) return make_error("Split: expected 1 input, got {}", bottoms.size());
     if (tops.empty()) return make_error("Split: expected at least 1 output, got 0");
     INFER_TRY(detail::check_input<T, Pack>("Split", bottoms[0], 0));
     for (Mat& top : tops) top = bottoms[0];

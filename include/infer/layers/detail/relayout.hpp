@@ -3,14 +3,13 @@
 // are moved as bits (1, 2 or 4 bytes), so f16 and bf16 share one instantiation.
 #pragma once
 
-#include <infer/mat.hpp>
-
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <infer/mat.hpp>
 #include <type_traits>
 
 namespace infer::layers::detail {
@@ -41,10 +40,18 @@ struct Layout {
     const std::size_t w = static_cast<std::size_t>(m.w()), h = static_cast<std::size_t>(m.h());
     const std::size_t group = m.cstep() * p;
     switch (s.dims) {
-      case 1: l.stride = {1, 0, 0, 0}; break;
-      case 2: l.stride = {w * p, p, 0, 0}; break;
-      case 3: l.stride = {group, w * p, p, 0}; break;
-      default: l.stride = {group, h * w * p, w * p, p}; break;
+      case 1:
+        l.stride = {1, 0, 0, 0};
+        break;
+      case 2:
+        l.stride = {w * p, p, 0, 0};
+        break;
+      case 3:
+        l.stride = {group, w * p, p, 0};
+        break;
+      default:
+        l.stride = {group, h * w * p, w * p, p};
+        break;
     }
     return l;
   }

@@ -10,10 +10,12 @@
 #include <array>
 #include <bit>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace infer::layers::detail {
@@ -21,8 +23,9 @@ namespace infer::layers::detail {
 /// The unsigned type of T's size: data movement copies bits, so f16 and bf16 share one
 /// instantiation and no value is ever converted.
 template <StorageElement T>
-using bits_of = std::conditional_t<sizeof(T) == 1, std::uint8_t,
-                                   std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>>;
+using bits_of =
+    std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                       std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>>;
 
 /// The bits of `v` converted to T (i8: ncnn's float2int8), for fill values.
 template <StorageElement T>
@@ -78,9 +81,12 @@ inline Planes planes(const Mat& m) {
   const Shape s = m.shape();
   auto* p = static_cast<std::byte*>(m.data());
   switch (s.dims) {
-    case 1: return {p, 1, 1, {1, 1, s.w}, std::size_t(s.w)};
-    case 2: return {p, m.elempack(), s.h, {1, 1, s.w}, std::size_t(m.w())};
-    default: return {p, m.elempack(), s.c, {s.d, s.h, s.w}, m.cstep()};
+    case 1:
+      return {p, 1, 1, {1, 1, s.w}, std::size_t(s.w)};
+    case 2:
+      return {p, m.elempack(), s.h, {1, 1, s.w}, std::size_t(m.w())};
+    default:
+      return {p, m.elempack(), s.c, {s.d, s.h, s.w}, m.cstep()};
   }
 }
 
@@ -135,7 +141,10 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
   };
 
   const int g_first = c0 / dp, g_last = (c0 + nc - 1) / dp;
-#pragma omp parallel for num_threads(num_threads)
+  // Threads only pay for themselves on large copies; small ones are most of a network's.
+  const std::size_t values = std::size_t(nc) * bd * bh * bw;
+  const bool threaded = num_threads > 1 && values * sizeof(V) >= (std::size_t(1) << 16);
+#pragma omp parallel for num_threads(num_threads) if (threaded)
   for (int g = g_first; g <= g_last; ++g) {
     V* dgroup = reinterpret_cast<V*>(d.data) + std::size_t(g) * d.gstep * dp;
     // A group whose lanes are one whole source group (or all fill) moves Pack lanes at a time.
@@ -153,23 +162,25 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
     if (whole != -2) {
       V fv[16];
       for (int l = 0; l < dp; ++l) fv[l] = fill_of(g * dp + l);
-      const V* sgroup =
-          whole >= 0 ? reinterpret_cast<const V*>(s.data) + std::size_t(whole) * s.gstep * sp
-                     : nullptr;
+      const V* sgroup = whole >= 0
+                            ? reinterpret_cast<const V*>(s.data) + std::size_t(whole) * s.gstep * sp
+                            : nullptr;
       for (int z = 0; z < bd; ++z) {
         const int sz = m[1]->src[static_cast<std::size_t>(z)];
         for (int y = 0; y < bh; ++y) {
           const int sy = m[2]->src[static_cast<std::size_t>(y)];
           V* drow = dgroup + drow_of(z, y) * dp;
           if (!sgroup || sz < 0 || sy < 0) {
-            for (int x = 0; x < bw; ++x) std::memcpy(drow + std::size_t(x0 + x) * dp, fv, dp * sizeof(V));
+            for (int x = 0; x < bw; ++x)
+              std::memcpy(drow + std::size_t(x0 + x) * dp, fv, dp * sizeof(V));
             continue;
           }
           const V* srow = sgroup + srow_of(sz, sy) * sp;
           for (const Run& r : runs) {
             V* o = drow + std::size_t(r.dst) * dp;
             if (r.src < 0) {
-              for (int k = 0; k < r.len; ++k) std::memcpy(o + std::size_t(k) * dp, fv, dp * sizeof(V));
+              for (int k = 0; k < r.len; ++k)
+                std::memcpy(o + std::size_t(k) * dp, fv, dp * sizeof(V));
             } else {
               std::memcpy(o, srow + std::size_t(r.src) * sp, std::size_t(r.len) * dp * sizeof(V));
             }
@@ -220,7 +231,7 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
 /// value where that is negative. `fill` holds one value, or one per destination channel of the
 /// box (3-D/4-D), or is empty when no index is negative. The maps must lie inside both Mats.
 template <StorageElement T>
-void remap(const Mat& src, const Mat& dst, std::span<const AxisMap> maps,
+void remap(const Mat& src, Mat& dst, std::span<const AxisMap> maps,
            std::span<const bits_of<T>> fill, int num_threads) {
   const int dims = dst.dims();
   assert(src.dims() == dims && int(maps.size()) == dims);
@@ -235,6 +246,7 @@ void remap(const Mat& src, const Mat& dst, std::span<const AxisMap> maps,
     assert(planar[a]->offset >= 0 && planar[a]->offset + planar[a]->size() <= dext[a]);
     for (int i : planar[a]->src) assert(i < sext[a]);
   }
+  assert(fill.size() <= 1 || int(fill.size()) == planar[0]->size());
 #endif
   if (planar[0]->size() == 0) return;
   remap_impl::remap<bits_of<T>>(s, d, planar, fill, num_threads);
