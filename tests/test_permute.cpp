@@ -101,9 +101,14 @@ TEST_CASE("Permute order tables match ncnn's docs", "[layer][permute]") {
       REQUIRE(upper == doc_order(dims, t));
       auto from = Permute{t}.axis_map(dims);
       REQUIRE(from.ok());
-      std::array<int, 4> sorted = *from;
-      std::sort(sorted.begin(), sorted.begin() + dims);
-      for (int j = 0; j < dims; ++j) REQUIRE(sorted[std::size_t(j)] == j);
+      // Each source axis appears exactly once: the map is a permutation of 0..dims-1.
+      std::array<int, 4> uses{};
+      for (int j = 0; j < dims; ++j) {
+        const int axis = (*from)[std::size_t(j)];
+        REQUIRE((axis >= 0 && axis < dims));
+        ++uses[std::size_t(axis)];
+      }
+      for (int j = 0; j < dims; ++j) REQUIRE(uses[std::size_t(j)] == 1);
       seen.insert(*from);
     }
     REQUIRE(int(seen.size()) == order_count(dims));

@@ -7,11 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <infer/element.hpp>
-#include <xsimd/xsimd.hpp>
-
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
+#include <infer/detail/xsimd.hpp>
 
 // GCC 12.2 (bug 105593) reports its own AVX-512 intrinsics (self-initialised
 // _mm512_undefined_*) as uninitialised under -Wall in C++; the pragma must cover the inlined code.
