@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ctime>
 #include <infer/kernels/cast.hpp>
+#include <infer/kernels/pack.hpp>
 #include <memory>
 #include <string>
 #include <utility>
@@ -122,6 +123,16 @@ void register_convert(const std::string& name, Kernel kernel) {
   }
 }
 
+/// Repacks n elements as 64 channels of n / 64 values, from pack In to pack Out.
+template <class V, int In, int Out>
+void register_repack(const std::string& name) {
+  register_convert<V, V>(name, [](const V* s, V* d, std::size_t n) {
+    constexpr int kChannels = 64;
+    const std::size_t per_channel = n / kChannels;
+    infer::kernels::repack<V, In, Out>(s, per_channel, d, per_channel, kChannels, per_channel, 1);
+  });
+}
+
 // Registered at start-up in this order, so memory/copy runs (and sets the peak) first.
 const bool registered = [] {
   benchmark::RegisterBenchmark("memory/copy/256M", copy);
@@ -139,6 +150,13 @@ const bool registered = [] {
   register_convert<i8, float>("dequantize_i8_to_f32", [](const i8* s, float* d, std::size_t n) {
     infer::kernels::dequantize(s, d, n, 3.0f / 127.0f);
   });
+  register_repack<float, 1, 16>("pack_f32_1_to_16");
+  register_repack<float, 16, 1>("unpack_f32_16_to_1");
+  register_repack<float, 1, 8>("pack_f32_1_to_8");
+  register_repack<float, 8, 1>("unpack_f32_8_to_1");
+  register_repack<float, 4, 16>("pack_f32_4_to_16");
+  register_repack<f16, 1, 16>("pack_f16_1_to_16");
+  register_repack<f16, 16, 1>("unpack_f16_16_to_1");
   return true;
 }();
 

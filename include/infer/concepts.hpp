@@ -223,6 +223,30 @@ consteval bool check_layer() {
   return LayerContract<L>::ok;
 }
 
+/// A layer that transforms its weights once for the element type and pack it will run at (for
+/// example into the layout its kernel reads), before any forward. The graph calls it at load time
+/// and the runner before it runs the layer, so forward itself allocates nothing for weights.
+template <class L>
+concept PreparedLayer = requires(L& l, ElemType type, int pack, const Option& opt) {
+  { l.prepare(type, pack, opt) } -> std::same_as<Status>;
+};
+
+/// A layer that applies an activation functor to its accumulators before the store (ncnn's
+/// 9=activation_type): `forward_fused<T, Pack>(bottom, top, opt, act)` with the functor a template
+/// parameter of the kernel. The composer fuses a following activation layer into it.
+template <class L, class T, int Pack, class Act>
+concept FusesActivation =
+    requires(const L& l, const Mat& bottom, Mat& top, const Option& opt, const Act& act) {
+      { l.template forward_fused<T, Pack>(bottom, top, opt, act) } -> std::same_as<Status>;
+    };
+
+/// A layer that folds a following per-channel affine map y = x * a + b (BatchNorm, Scale) into its
+/// weights and bias.
+template <class L>
+concept FoldsAffine = requires(L& l, std::span<const float> a, std::span<const float> b) {
+  { l.fold_affine(a, b) } -> std::same_as<Status>;
+};
+
 /// A type that satisfies the layer contract: some forward form for its first storage type.
 template <class L>
 concept Layer = std::is_class_v<L> && detail::any_forward<L>;

@@ -87,6 +87,28 @@ struct MatView {
   T* row(int q, int y) const { return channel(q) + std::size_t(y) * w * Pack; }
 };
 
+/// Where a packed blob's values go: the channel step (in packed elements) and the bytes the blob
+/// takes, each channel start aligned to kAlignment. Constexpr so a static graph plans its arena.
+struct PackedLayout {
+  std::size_t cstep = 0;   ///< packed elements between channel starts (3-D/4-D), else the total
+  std::size_t groups = 1;  ///< channel groups (3-D/4-D), 1 otherwise
+  std::size_t bytes = 0;   ///< the whole blob, rounded up to kAlignment
+};
+
+/// The layout Mat::create gives `shape` stored as `type` packed by `elempack` (which must divide
+/// the packing axis).
+constexpr PackedLayout packed_layout(const Shape& shape, ElemType type, int elempack) {
+  const std::size_t es = elem_size(type) * std::size_t(elempack);
+  const std::size_t w = std::size_t(shape.dims == 1 ? shape.w / elempack : shape.w);
+  const std::size_t h = std::size_t(shape.dims == 2 ? shape.h / elempack : shape.h);
+  const std::size_t plane = w * h * std::size_t(shape.d);
+  PackedLayout l;
+  l.groups = shape.dims >= 3 ? std::size_t(shape.c / elempack) : 1;
+  l.cstep = shape.dims >= 3 ? align_up(plane * es) / es : plane;
+  l.bytes = align_up(l.cstep * l.groups * es);
+  return l;
+}
+
 /// An n-d blob, ncnn's Mat: packed extents w, h, d, c; `elempack` values per packed element.
 class Mat {
  public:
@@ -144,25 +166,14 @@ class Mat {
                         shape.packed_extent(), elempack);
     if (data_ && shape == this->shape() && type == type_ && elempack == elempack_) return {};
 
-    Mat m;
-    m.dims_ = shape.dims;
-    m.w_ = shape.w;
-    m.h_ = shape.h;
-    m.d_ = shape.d;
-    m.c_ = shape.c;
-    m.type_ = type;
-    m.elempack_ = elempack;
-    if (shape.dims == 1) m.w_ /= elempack;
-    if (shape.dims == 2) m.h_ /= elempack;
-    if (shape.dims >= 3) m.c_ /= elempack;
-    const std::size_t es = m.elemsize();
-    const std::size_t plane = std::size_t(m.w_) * m.h_ * m.d_;
-    m.cstep_ = shape.dims >= 3 ? align_up(plane * es) / es : plane;
-    constexpr std::size_t kMaxBytes = std::size_t(1) << 40;
-    if (plane > kMaxBytes / es || m.cstep_ * m.c_ > kMaxBytes / es)
-      return make_error("Mat::create: {} bytes is more than the 1 TiB limit",
-                        double(m.cstep_) * m.c_ * es);
-    const std::size_t bytes = align_up(m.cstep_ * m.c_ * es);
+    // Checked in floating point first: the extents' product may not fit in 64 bits.
+    constexpr double kMaxBytes = double(std::size_t(1) << 40);
+    const double want = double(shape.w) * shape.h * shape.d * shape.c * double(elem_size(type));
+    if (want > kMaxBytes)
+      return make_error("Mat::create: {} bytes is more than the 1 TiB limit", want);
+    const PackedLayout layout = packed_layout(shape, type, elempack);
+    Mat m = wrap(nullptr, shape, type, elempack, layout.cstep);
+    const std::size_t bytes = layout.bytes;
     Allocator* a = alloc ? alloc : default_allocator();
     void* p = a->allocate(bytes + sizeof(Block));
     if (!p) return make_error("Mat::create: out of memory allocating {} bytes", bytes);

@@ -111,8 +111,16 @@ Status run_layer(const L& layer, std::span<const Mat> bottoms, std::vector<Mat>&
         return make_error("run_layer: input {} ({}) cannot be packed by {}", i,
                           bottoms[i].describe(), pack);
     }
-    return detail::dispatch_pack<T>(layer, std::span<const Mat>(converted), tops, pack, placement,
-                                    opt, layer_packs<L>{});
+    if constexpr (PreparedLayer<L>) {
+      L prepared = layer;  // weights transformed for (T, pack) on a copy; the caller's stays as is
+      if (Status s = prepared.prepare(elem_type_v<T>, pack, opt); !s.ok())
+        return make_error("run_layer: prepare: {}", s.message());
+      return detail::dispatch_pack<T>(prepared, std::span<const Mat>(converted), tops, pack,
+                                      placement, opt, layer_packs<L>{});
+    } else {
+      return detail::dispatch_pack<T>(layer, std::span<const Mat>(converted), tops, pack,
+                                      placement, opt, layer_packs<L>{});
+    }
   }
 }
 

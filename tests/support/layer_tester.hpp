@@ -19,6 +19,7 @@
 #include <functional>
 #include <infer/concepts.hpp>
 #include <infer/runner.hpp>
+#include <infer/shape.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -177,6 +178,19 @@ class LayerTester {
       const std::vector<RefTensor> want = ref_(in);
       std::string shape_desc;
       for (const Shape& s : shapes) shape_desc += shape_string(s);
+      if constexpr (ShapeInferable<L>) {
+        // The composer plans with infer_shapes: it must predict exactly what forward produces.
+        std::vector<Shape> predicted(want.size());
+        const ShapeCheck check = layer_.infer_shapes(std::span<const Shape>(shapes), predicted);
+        INFO(what_ << " infer_shapes on " << shape_desc << ": "
+                   << (check.ok() ? "ok" : check.error));
+        REQUIRE(check.ok());
+        for (std::size_t o = 0; o < want.size(); ++o) {
+          INFO("output " << o << " predicted " << shape_string(predicted[o]) << " reference "
+                         << shape_string(want[o].shape));
+          REQUIRE(predicted[o] == want[o].shape);
+        }
+      }
 
       for (int placement = 0; placement < (inplace_ && InplaceLayer<L> ? 2 : 1); ++placement) {
         for (int threads : {1, 2}) {

@@ -1,0 +1,316 @@
+// How a graph is written and what the passes see of it. A user writes layer values with named
+// input and output blobs (node(), input(), output(), chain()); the passes work on a plain
+// description (GraphDesc: nodes with blob ids and the capabilities of their layers), which a
+// network read from a file can fill in at load time just as well.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <infer/concepts.hpp>
+#include <infer/kernels/activation.hpp>
+#include <infer/layers/detail/activation_param.hpp>
+#include <infer/shape.hpp>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace infer::graph {
+
+// ---- writing a graph ------------------------------------------------------------------------
+
+/// Blob names of a node's inputs or outputs.
+template <std::size_t N>
+using Blobs = std::array<std::string_view, N>;
+
+/// Several blob names: node(Concat{}, from("a", "b"), "cat").
+template <class... S>
+constexpr Blobs<sizeof...(S)> from(S... names) {
+  return {std::string_view(names)...};
+}
+/// Several output names: node(Split{}, "x", to("a", "b")).
+template <class... S>
+constexpr Blobs<sizeof...(S)> to(S... names) {
+  return {std::string_view(names)...};
+}
+
+/// A layer value and the blobs it reads and writes.
+template <class L,            ///< the layer type
+          std::size_t NIn,    ///< number of input blobs
+          std::size_t NOut>   ///< number of output blobs
+struct Node {
+  L layer;
+  Blobs<NIn> in;
+  Blobs<NOut> out;
+  std::string_view name;  ///< for printing; defaults to the first output blob's name
+};
+
+template <class L>
+constexpr Node<L, 1, 1> node(L layer, std::string_view in, std::string_view out,
+                             std::string_view name = {}) {
+  return {std::move(layer), {in}, {out}, name.empty() ? out : name};
+}
+template <class L, std::size_t I>
+constexpr Node<L, I, 1> node(L layer, Blobs<I> in, std::string_view out,
+                             std::string_view name = {}) {
+  return {std::move(layer), in, {out}, name.empty() ? out : name};
+}
+template <class L, std::size_t O>
+constexpr Node<L, 1, O> node(L layer, std::string_view in, Blobs<O> out,
+                             std::string_view name = {}) {
+  return {std::move(layer), {in}, out, name.empty() ? out[0] : name};
+}
+template <class L, std::size_t I, std::size_t O>
+constexpr Node<L, I, O> node(L layer, Blobs<I> in, Blobs<O> out, std::string_view name = {}) {
+  return {std::move(layer), in, out, name.empty() ? out[0] : name};
+}
+
+/// A graph input: its blob name and shape (the arena is planned for this shape).
+struct Input {
+  std::string_view blob;
+  Shape shape;
+};
+constexpr Input input(std::string_view blob, Shape shape) { return {blob, shape}; }
+
+/// A graph output: a blob the caller reads after forward.
+struct Output {
+  std::string_view blob;
+};
+constexpr Output output(std::string_view blob) { return {blob}; }
+
+template <class T>
+struct is_node : std::false_type {};
+template <class L, std::size_t I, std::size_t O>
+struct is_node<Node<L, I, O>> : std::true_type {};
+
+/// A whole graph: inputs, nodes (in any order; the passes sort them) and outputs.
+template <std::size_t NInputs, std::size_t NOutputs, class... Nodes>
+struct Graph {
+  std::array<Input, NInputs> inputs;
+  std::tuple<Nodes...> nodes;
+  std::array<Output, NOutputs> outputs;
+
+  static constexpr std::size_t node_count = sizeof...(Nodes);
+};
+
+namespace detail {
+template <class T>
+constexpr int count_of(auto pred) {
+  return pred(std::type_identity<T>{}) ? 1 : 0;
+}
+}  // namespace detail
+
+/// Builds a Graph from input(...), node(...) and output(...) values in any order of kinds (inputs
+/// first and outputs last read best).
+template <class... Parts>
+constexpr auto make_graph(Parts... parts) {
+  constexpr std::size_t kInputs = (std::size_t(std::is_same_v<Parts, Input>) + ...);
+  constexpr std::size_t kOutputs = (std::size_t(std::is_same_v<Parts, Output>) + ...);
+  static_assert(((std::is_same_v<Parts, Input> || std::is_same_v<Parts, Output> ||
+                  is_node<Parts>::value) &&
+                 ...),
+                "make_graph: every argument must be an input(), node() or output()");
+  std::array<Input, kInputs> ins{};
+  std::array<Output, kOutputs> outs{};
+  std::size_t i = 0, o = 0;
+  auto collect = [&](const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    if constexpr (std::is_same_v<P, Input>) ins[i++] = p;
+    if constexpr (std::is_same_v<P, Output>) outs[o++] = p;
+  };
+  (collect(parts), ...);
+  auto nodes = std::tuple_cat([](const auto& p) {
+    using P = std::decay_t<decltype(p)>;
+    if constexpr (is_node<P>::value)
+      return std::tuple<P>(p);
+    else
+      return std::tuple<>();
+  }(parts)...);
+  return std::apply(
+      [&](auto... n) { return Graph<kInputs, kOutputs, decltype(n)...>{ins, {n...}, outs}; },
+      nodes);
+}
+
+namespace detail {
+/// Blob names for chain(): "chain:1", "chain:2", ... in static storage, so string_views into them
+/// are constant expressions.
+inline constexpr std::size_t kChainMax = 256;
+struct ChainNames {
+  std::array<std::array<char, 12>, kChainMax> text{};
+  constexpr ChainNames() {
+    for (std::size_t i = 0; i < kChainMax; ++i) {
+      const char prefix[] = "chain:";
+      std::size_t k = 0;
+      for (; prefix[k]; ++k) text[i][k] = prefix[k];
+      char digits[4]{};
+      std::size_t n = 0, v = i + 1;
+      do {
+        digits[n++] = char('0' + v % 10);
+        v /= 10;
+      } while (v);
+      while (n) text[i][k++] = digits[--n];
+    }
+  }
+  constexpr std::string_view operator[](std::size_t i) const {
+    std::size_t n = 0;
+    while (text[i][n]) ++n;
+    return {text[i].data(), n};
+  }
+};
+inline constexpr ChainNames kChainNames{};
+}  // namespace detail
+
+/// A plain chain: one input, then each layer reads the previous one's output; the last output is
+/// the graph output, named "output".
+template <class... L>
+constexpr auto chain(Input in, L... layers) {
+  static_assert(sizeof...(L) >= 1, "chain: give at least one layer");
+  static_assert(sizeof...(L) <= detail::kChainMax, "chain: at most 256 layers");
+  std::size_t k = 0;
+  constexpr std::size_t n = sizeof...(L);
+  auto make = [&](auto layer) {
+    const std::string_view src = k == 0 ? in.blob : detail::kChainNames[k - 1];
+    const std::string_view dst = k + 1 == n ? std::string_view("output") : detail::kChainNames[k];
+    ++k;
+    return node(std::move(layer), src, dst);
+  };
+  // Braced initialization evaluates left to right, so blob k feeds layer k + 1.
+  return std::apply([&](auto... nodes) { return make_graph(in, nodes..., output("output")); },
+                    std::tuple{make(std::move(layers))...});
+}
+
+// ---- what the passes see ------------------------------------------------------------------------
+
+/// The layer's type name as written in C++ (namespace dropped): "Convolution", "MyLayer".
+template <class L>
+constexpr std::string_view type_name() {
+  if constexpr (requires { L::type_name; }) {
+    return L::type_name;
+  } else {
+    std::string_view f = __PRETTY_FUNCTION__;  // "... [with L = infer::layers::ReLU; ...]"
+    const std::size_t start = f.find("L = ") + 4;
+    std::size_t end = f.find_first_of(";]", start);
+    std::string_view full = f.substr(start, end - start);
+    const std::size_t templ = full.find('<');
+    const std::size_t colon = full.substr(0, templ).rfind("::");
+    return colon == std::string_view::npos ? full : full.substr(colon + 2);
+  }
+}
+
+/// Bit masks of what a layer declares.
+template <class... Ts>
+constexpr unsigned storage_mask(storage_list<Ts...>) {
+  return ((1u << unsigned(elem_type_v<Ts>)) | ... | 0u);
+}
+template <int... Ps>
+constexpr unsigned pack_mask(pack_list<Ps...>) {
+  return ((unsigned(Ps)) | ... | 0u);
+}
+
+/// Which ncnn activation (1..6) a standalone activation layer is, for fusion; 0 if none.
+template <class L>
+constexpr int fusable_activation_type(const L& l) {
+  using namespace std::string_view_literals;
+  constexpr std::string_view n = type_name<L>();
+  if constexpr (n == "ReLU"sv) return l.slope == 0.f ? 1 : 2;
+  if constexpr (n == "Clip"sv) return 3;
+  if constexpr (n == "Sigmoid"sv) return 4;
+  if constexpr (n == "Mish"sv) return 5;
+  if constexpr (n == "HardSwish"sv) return 6;
+  return 0;
+}
+
+/// The ncnn activation parameters of a standalone activation layer (see fusable_activation_type).
+template <class L>
+constexpr layers::ActivationParam activation_of(const L& l) {
+  using namespace std::string_view_literals;
+  constexpr std::string_view n = type_name<L>();
+  layers::ActivationParam a;
+  a.type = fusable_activation_type(l);
+  if constexpr (n == "ReLU"sv) a.params = {l.slope, 0.f};
+  if constexpr (n == "Clip"sv) a.params = {l.min, l.max};
+  if constexpr (n == "HardSwish"sv) a.params = {l.alpha, l.beta};
+  return a;
+}
+
+/// A node as the passes see it.
+struct NodeDesc {
+  std::string_view type;  ///< layer type name
+  std::string_view name;
+  std::vector<int> in, out;  ///< blob ids
+  unsigned storage = 0;      ///< bit (1 << ElemType) per declared storage type
+  unsigned packs = 0;        ///< bit-or of declared packs
+  bool inplace = false;      ///< has the one-blob in-place form
+  bool one_blob = false;     ///< has only one-blob forms
+  bool fuses_activation = false;  ///< forward_fused with an act:: functor (Convolution, ...)
+  bool folds_affine = false;      ///< fold_affine (Convolution, InnerProduct, ...)
+  bool is_affine = false;         ///< a per-channel affine map that can be folded (BatchNorm, Scale)
+  int activation = 0;             ///< ncnn activation type 1..6 when fusable into a producer
+  layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
+};
+
+/// The whole graph as the passes see it; blob ids index `blobs`.
+struct GraphDesc {
+  std::vector<NodeDesc> nodes;
+  std::vector<std::string_view> blobs;
+  std::vector<int> inputs;   ///< blob ids of the graph inputs
+  std::vector<Shape> input_shapes;
+  std::vector<int> outputs;  ///< blob ids of the graph outputs
+
+  /// The id of blob `name`, added when new.
+  constexpr int blob_id(std::string_view name) {
+    for (std::size_t i = 0; i < blobs.size(); ++i)
+      if (blobs[i] == name) return int(i);
+    blobs.push_back(name);
+    return int(blobs.size()) - 1;
+  }
+};
+
+/// Whether layer L is a per-channel affine map a producer can fold: BatchNorm, or Scale in its
+/// weights form.
+template <class L>
+constexpr bool foldable_affine(const L& l) {
+  using namespace std::string_view_literals;
+  constexpr std::string_view n = type_name<L>();
+  if constexpr (n == "BatchNorm"sv) return true;
+  if constexpr (n == "Scale"sv) return l.scale_data_size != -233;
+  return false;
+}
+
+/// The description of one node of a static graph.
+template <class L, std::size_t I, std::size_t O>
+constexpr NodeDesc describe(const Node<L, I, O>& n, GraphDesc& g) {
+  NodeDesc d;
+  d.type = type_name<L>();
+  d.name = n.name;
+  for (std::string_view b : n.in) d.in.push_back(g.blob_id(b));
+  for (std::string_view b : n.out) d.out.push_back(g.blob_id(b));
+  d.storage = storage_mask(layer_storage<L>{});
+  d.packs = pack_mask(layer_packs<L>{});
+  using T0 = typename layer_storage<L>::first;
+  d.inplace = HasSingleInplace<L, T0, 1>;
+  d.one_blob = OneBlobLayer<L> || (HasSingleInplace<L, T0, 1> && !HasMultiForward<L, T0, 1> &&
+                                   !HasMultiInplace<L, T0, 1>);
+  d.fuses_activation = FusesActivation<L, T0, 1, act::Identity>;
+  d.folds_affine = FoldsAffine<L>;
+  d.is_affine = foldable_affine(n.layer);
+  d.activation = fusable_activation_type(n.layer);
+  if constexpr (requires { n.layer.activation; }) d.fused = n.layer.activation;
+  return d;
+}
+
+/// The description of a static graph.
+template <std::size_t NI, std::size_t NO, class... Nodes>
+constexpr GraphDesc describe(const Graph<NI, NO, Nodes...>& graph) {
+  GraphDesc g;
+  for (const Input& in : graph.inputs) {
+    g.inputs.push_back(g.blob_id(in.blob));
+    g.input_shapes.push_back(in.shape);
+  }
+  std::apply([&](const auto&... n) { (g.nodes.push_back(describe(n, g)), ...); }, graph.nodes);
+  for (const Output& out : graph.outputs) g.outputs.push_back(g.blob_id(out.blob));
+  return g;
+}
+
+}  // namespace infer::graph

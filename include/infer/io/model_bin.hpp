@@ -1,0 +1,123 @@
+// Weight sources in ncnn's load order: layers call load(count, type) once per weight buffer, in
+// the order ncnn's .bin stores them. From .bin bytes (tagged f32 / f16 / table-quantized buffers,
+// each 4-byte aligned) or from arrays the caller already holds.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <infer/element.hpp>
+#include <infer/status.hpp>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace infer::io {
+
+/// How a weight buffer is stored (ncnn's ModelBin::load type argument).
+enum class WeightType : int {
+  tagged = 0,  ///< a 4-byte tag says f32, f16 or a quantization table follows
+  raw_f32 = 1  ///< plain f32 values, no tag (biases, BatchNorm statistics)
+};
+
+/// ncnn's 4-byte tags in front of a tagged buffer.
+inline constexpr std::uint32_t kTagF32 = 0;
+inline constexpr std::uint32_t kTagF16 = 0x01306B47;
+inline constexpr std::uint32_t kTagI8 = 0x000D4B38;
+inline constexpr std::uint32_t kTagF32Alt = 0x0002C056;  ///< f32 data written by newer tools
+
+/// A sequence of weight buffers, read front to back.
+class ModelBin {
+ public:
+  virtual ~ModelBin() = default;
+  /// The next buffer of `count` values, converted to f32.
+  virtual Result<std::vector<float>> load(std::size_t count, WeightType type) = 0;
+};
+
+/// Reads ncnn .bin bytes (the span must outlive the reader). Errors name `source` and the offset.
+class ModelBinFromMemory final : public ModelBin {
+ public:
+  explicit ModelBinFromMemory(std::span<const std::byte> bytes, std::string source = "<memory>")
+      : bytes_(bytes), source_(std::move(source)) {}
+
+  Result<std::vector<float>> load(std::size_t count, WeightType type) override {
+    std::vector<float> out(count);
+    if (type == WeightType::raw_f32) {
+      INFER_TRY(read(out.data(), count * sizeof(float), count, "raw f32"));
+      return out;
+    }
+    std::uint32_t tag = 0;
+    const std::size_t tag_at = offset_;
+    INFER_TRY(read(&tag, sizeof tag, count, "the 4-byte type tag of"));
+    if (tag == kTagF32 || tag == kTagF32Alt) {
+      INFER_TRY(read(out.data(), count * sizeof(float), count, "f32"));
+    } else if (tag == kTagF16) {
+      std::vector<std::uint16_t> bits(count);
+      INFER_TRY(read(bits.data(), count * 2, count, "f16"));
+      for (std::size_t i = 0; i < count; ++i) out[i] = to_f32(f16::from_bits(bits[i]));
+    } else if (tag == kTagI8) {
+      return make_error("{}: offset {}: int8-quantized weights (tag 0x000D4B38) are not supported",
+                        source_, tag_at);
+    } else {
+      // Any other tag: a 256-entry f32 table follows, then one byte index per value.
+      float table[256];
+      INFER_TRY(read(table, sizeof table, count, "the 256-entry quantization table of"));
+      std::vector<std::uint8_t> index(count);
+      INFER_TRY(read(index.data(), count, count, "table-quantized"));
+      for (std::size_t i = 0; i < count; ++i) out[i] = table[index[i]];
+    }
+    return out;
+  }
+
+  /// Bytes consumed so far (a model loader checks that every byte was used).
+  std::size_t offset() const { return offset_; }
+
+ private:
+  /// Copies `bytes` bytes and then skips to the next 4-byte boundary.
+  Status read(void* dst, std::size_t bytes, std::size_t count, const char* what) {
+    if (bytes > bytes_.size() - offset_) {
+      return make_error("{}: offset {}: needs {} bytes for {} {} values, only {} left", source_,
+                        offset_, bytes, what, count, bytes_.size() - offset_);
+    }
+    if (bytes) std::memcpy(dst, bytes_.data() + offset_, bytes);
+    offset_ += bytes;
+    offset_ = std::min(bytes_.size(), (offset_ + 3) & ~std::size_t{3});
+    return {};
+  }
+
+  std::span<const std::byte> bytes_;
+  std::string source_;
+  std::size_t offset_ = 0;
+};
+
+/// Weights the caller holds, one array per buffer in load order.
+class ModelBinFromArrays final : public ModelBin {
+ public:
+  explicit ModelBinFromArrays(std::vector<std::vector<float>> buffers)
+      : buffers_(std::move(buffers)) {}
+
+  Result<std::vector<float>> load(std::size_t count, WeightType) override {
+    if (next_ >= buffers_.size())
+      return make_error("weights: buffer {} requested ({} values) but only {} were given", next_,
+                        count, buffers_.size());
+    if (buffers_[next_].size() != count)
+      return make_error("weights: buffer {} holds {} values, the layer expects {}", next_,
+                        buffers_[next_].size(), count);
+    return buffers_[next_++];
+  }
+  std::size_t consumed() const { return next_; }
+
+ private:
+  std::vector<std::vector<float>> buffers_;
+  std::size_t next_ = 0;
+};
+
+/// A layer whose weights load from a ModelBin in ncnn's order.
+template <class L>
+concept LoadsWeights = requires(L& l, ModelBin& mb) {
+  { l.load(mb) } -> std::same_as<Status>;
+};
+
+}  // namespace infer::io

@@ -1,0 +1,57 @@
+// ncnn's fused activation parameters (9=activation_type, 10=activation_params) of Convolution,
+// ConvolutionDepthWise, Deconvolution(DepthWise) and InnerProduct, and the one place that turns the
+// run-time number into a compile-time functor: the kernels take the functor as a template
+// parameter, so the branch happens once per forward call, never per element.
+#pragma once
+
+#include <array>
+#include <infer/kernels/activation.hpp>
+#include <infer/status.hpp>
+
+namespace infer::layers {
+
+/// ncnn activation_type numbering.
+enum class ActivationType : int {
+  none = 0,
+  relu = 1,        ///< leaky when params[0] != 0
+  leaky_relu = 2,  ///< params[0] = slope
+  clip = 3,        ///< params = {min, max}
+  sigmoid = 4,
+  mish = 5,
+  hardswish = 6,  ///< params = {alpha, beta}
+};
+
+/// The activation a fusing layer applies to its accumulators before the store.
+struct ActivationParam {
+  int type = 0;                     ///< ncnn 9=activation_type (0..6)
+  std::array<float, 2> params{};    ///< ncnn 10=activation_params
+
+  constexpr bool valid() const { return type >= 0 && type <= 6; }
+};
+
+/// Calls f(functor) with the act:: functor for `a` and returns its result; an error for an
+/// unknown type. `f` is instantiated once per activation kind.
+template <class F>
+auto with_activation(const ActivationParam& a, F&& f) -> decltype(f(act::Identity{})) {
+  switch (a.type) {
+    case 0:
+      return f(act::Identity{});
+    case 1:
+      if (a.params[0] != 0.f) return f(act::ReLU{a.params[0]});
+      return f(act::ReLU{});
+    case 2:
+      return f(act::ReLU{a.params[0]});
+    case 3:
+      return f(act::Clip{a.params[0], a.params[1]});
+    case 4:
+      return f(act::Sigmoid{});
+    case 5:
+      return f(act::Mish{});
+    case 6:
+      return f(act::HardSwish{a.params[0], a.params[1]});
+    default:
+      return make_error("activation_type {} is not one of ncnn's 0..6", a.type);
+  }
+}
+
+}  // namespace infer::layers
