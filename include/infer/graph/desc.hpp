@@ -94,13 +94,6 @@ struct Graph {
   static constexpr std::size_t node_count = sizeof...(Nodes);
 };
 
-namespace detail {
-template <class T>
-constexpr int count_of(auto pred) {
-  return pred(std::type_identity<T>{}) ? 1 : 0;
-}
-}  // namespace detail
-
 /// Builds a Graph from input(...), node(...) and output(...) values in any order of kinds (inputs
 /// first and outputs last read best).
 template <class... Parts>
@@ -182,19 +175,37 @@ constexpr auto chain(Input in, L... layers) {
 
 // ---- what the passes see ------------------------------------------------------------------------
 
-/// The layer's type name as written in C++ (namespace dropped): "Convolution", "MyLayer".
+namespace detail {
+template <class L>
+constexpr std::string_view raw_type_name() {
+  std::string_view f = __PRETTY_FUNCTION__;  // "... [with L = infer::layers::ReLU; ...]"
+  const std::size_t start = f.find("L = ") + 4;
+  const std::size_t end = f.find_first_of(";]", start);
+  std::string_view full = f.substr(start, end - start);
+  const std::size_t colon = full.substr(0, full.find('<')).rfind("::");
+  return colon == std::string_view::npos ? full : full.substr(colon + 2);
+}
+/// The name copied into static storage of its own, so views of it are constant expressions.
+template <class L>
+struct TypeNameText {
+  static constexpr std::size_t size = raw_type_name<L>().size();
+  static constexpr std::array<char, size + 1> text = [] {
+    std::array<char, size + 1> a{};
+    const std::string_view n = raw_type_name<L>();
+    for (std::size_t i = 0; i < size; ++i) a[i] = n[i];
+    return a;
+  }();
+};
+}  // namespace detail
+
+/// The layer's type name: L::type_name when it has one, else the C++ name without namespaces
+/// ("Convolution", "MyLayer").
 template <class L>
 constexpr std::string_view type_name() {
   if constexpr (requires { L::type_name; }) {
     return L::type_name;
   } else {
-    std::string_view f = __PRETTY_FUNCTION__;  // "... [with L = infer::layers::ReLU; ...]"
-    const std::size_t start = f.find("L = ") + 4;
-    std::size_t end = f.find_first_of(";]", start);
-    std::string_view full = f.substr(start, end - start);
-    const std::size_t templ = full.find('<');
-    const std::size_t colon = full.substr(0, templ).rfind("::");
-    return colon == std::string_view::npos ? full : full.substr(colon + 2);
+    return {detail::TypeNameText<L>::text.data(), detail::TypeNameText<L>::size};
   }
 }
 
@@ -246,8 +257,10 @@ struct NodeDesc {
   bool fuses_activation = false;  ///< forward_fused with an act:: functor (Convolution, ...)
   bool folds_affine = false;      ///< fold_affine (Convolution, InnerProduct, ...)
   bool is_affine = false;         ///< a per-channel affine map that can be folded (BatchNorm, Scale)
-  int activation = 0;             ///< ncnn activation type 1..6 when fusable into a producer
+  layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
+  std::vector<int> folded;        ///< affine nodes folded into this one's weights
+  int merged_into = -1;           ///< the node this one was fused or folded into, or -1
 };
 
 /// The whole graph as the passes see it; blob ids index `blobs`.
@@ -295,7 +308,7 @@ constexpr NodeDesc describe(const Node<L, I, O>& n, GraphDesc& g) {
   d.fuses_activation = FusesActivation<L, T0, 1, act::Identity>;
   d.folds_affine = FoldsAffine<L>;
   d.is_affine = foldable_affine(n.layer);
-  d.activation = fusable_activation_type(n.layer);
+  d.as_activation = activation_of(n.layer);
   if constexpr (requires { n.layer.activation; }) d.fused = n.layer.activation;
   return d;
 }

@@ -1,0 +1,62 @@
+// Pass 2: fusion. A Convolution / ConvolutionDepthWise / Deconvolution / InnerProduct (any layer
+// with forward_fused) takes in the activation that alone reads its output, so its kernel applies
+// the activation before the store; a layer with fold_affine takes in a following BatchNorm or
+// Scale, whose map folds into its weights when they load. Folding comes before an activation,
+// as y = act(a * conv(x) + b) requires.
+#pragma once
+
+#include <infer/graph/plan.hpp>
+#include <vector>
+
+namespace infer::graph {
+
+namespace detail {
+/// The nodes (not merged away) that read blob `b`.
+constexpr std::vector<int> readers(const GraphDesc& g, int b) {
+  std::vector<int> r;
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.nodes[n].merged_into >= 0) continue;
+    for (int i : g.nodes[n].in)
+      if (i == b) r.push_back(int(n));
+  }
+  return r;
+}
+constexpr bool is_output(const GraphDesc& g, int b) {
+  for (int o : g.outputs)
+    if (o == b) return true;
+  return false;
+}
+}  // namespace detail
+
+/// Merges fusable pairs in `g` (marking the merged node's merged_into) and drops merged nodes
+/// from `order`.
+constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int p : order) {
+      NodeDesc& prod = g.nodes[std::size_t(p)];
+      if (prod.merged_into >= 0 || prod.out.size() != 1) continue;
+      if (!prod.fuses_activation && !prod.folds_affine) continue;
+      const int blob = prod.out[0];
+      if (detail::is_output(g, blob)) continue;
+      const std::vector<int> r = detail::readers(g, blob);
+      if (r.size() != 1) continue;
+      NodeDesc& next = g.nodes[std::size_t(r[0])];
+      if (next.in.size() != 1 || next.out.size() != 1) continue;
+      const bool fold = next.is_affine && prod.folds_affine && prod.fused.type == 0;
+      const bool act = next.as_activation.type != 0 && prod.fuses_activation && prod.fused.type == 0;
+      if (!fold && !act) continue;
+      if (fold) prod.folded.push_back(r[0]);
+      if (act) prod.fused = next.as_activation;
+      prod.out[0] = next.out[0];
+      next.merged_into = p;
+      changed = true;
+    }
+  }
+  std::vector<int> kept;
+  for (int n : order)
+    if (g.nodes[std::size_t(n)].merged_into < 0) kept.push_back(n);
+  order = kept;
+}
+
+}  // namespace infer::graph

@@ -1,0 +1,51 @@
+// Pass 4: in-place execution. A one-blob layer with forward_inplace runs on its input's memory
+// when that input buffer dies at this step (no later reader, not a graph output) and the output
+// has the same shape, type and pack.
+#pragma once
+
+#include <infer/graph/plan.hpp>
+#include <vector>
+
+namespace infer::graph {
+
+/// The first step writing each buffer and the last step reading it (graph outputs: past the end).
+constexpr void compute_lifetimes(Plan& p) {
+  for (BufferDesc& b : p.buffers) b.first = b.last = -1;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    for (int b : p.steps[s].out)
+      if (p.buffers[std::size_t(b)].first < 0) p.buffers[std::size_t(b)].first = int(s);
+    for (int b : p.steps[s].in) p.buffers[std::size_t(b)].last = int(s);
+  }
+  for (BufferDesc& b : p.buffers) {
+    if (b.output) b.last = int(p.steps.size());
+    if (b.last < b.first) b.last = b.first;  // written, never read: lives for its own step
+  }
+}
+
+/// The buffer whose memory `b` uses.
+constexpr int root_of(const Plan& p, int b) {
+  while (p.buffers[std::size_t(b)].alias >= 0) b = p.buffers[std::size_t(b)].alias;
+  return b;
+}
+
+/// Marks in-place steps and aliases their output buffers to their inputs.
+constexpr void choose_inplace(Plan& p) {
+  compute_lifetimes(p);
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    StepDesc& st = p.steps[s];
+    if (st.kind != StepDesc::layer || st.in.size() != 1 || st.out.size() != 1) continue;
+    const NodeDesc& d = p.desc.nodes[std::size_t(st.node)];
+    if (!d.inplace) continue;
+    // A fused activation runs inside forward_fused, which is out of place.
+    if (st.act.type != 0 && d.fuses_activation) continue;
+    BufferDesc& in = p.buffers[std::size_t(st.in[0])];
+    const BufferDesc& out = p.buffers[std::size_t(st.out[0])];
+    if (in.last != int(s) || in.output) continue;
+    // The caller's inputs are copied into the arena, so an input buffer may be overwritten.
+    if (!(in.shape == out.shape) || in.type != out.type || in.pack != out.pack) continue;
+    st.inplace = true;
+    p.buffers[std::size_t(st.out[0])].alias = root_of(p, st.in[0]);
+  }
+}
+
+}  // namespace infer::graph

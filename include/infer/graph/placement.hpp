@@ -1,0 +1,136 @@
+// Pass 3: placement. Each node gets an element type and pack from what its layer declares and
+// the target; each blob gets a buffer in its producer's (type, pack), and a conversion (cast,
+// repack) goes in only where a reader needs another (type, pack) — once per blob and format,
+// shared by every reader that needs it. Graph inputs arrive, and outputs leave, as f32 pack 1.
+#pragma once
+
+#include <infer/graph/plan.hpp>
+#include <vector>
+
+namespace infer::graph {
+
+namespace detail {
+
+constexpr bool has_type(unsigned mask, ElemType t) { return (mask >> unsigned(t)) & 1u; }
+
+/// The storage type node `d` runs at: the target's when declared, else f32, else none.
+constexpr bool choose_type(const NodeDesc& d, ElemType want, ElemType& got) {
+  if (has_type(d.storage, want)) {
+    got = want;
+    return true;
+  }
+  if (has_type(d.storage, ElemType::f32)) {
+    got = ElemType::f32;
+    return true;
+  }
+  return false;
+}
+
+/// The widest declared pack at most `max_pack` that divides every input's packing axis.
+constexpr int choose_pack(const NodeDesc& d, int max_pack, const std::vector<Shape>& in) {
+  auto declared = [&](int p) { return (d.packs & unsigned(p)) != 0; };
+  int pack = max_pack;
+  for (;;) {
+    while (pack > 1 && !declared(pack)) pack /= 2;
+    bool fits = true;
+    for (const Shape& s : in) fits = fits && s.packed_extent() % pack == 0;
+    if (fits || pack == 1) return pack;
+    pack /= 2;
+  }
+}
+
+constexpr int new_buffer(Plan& p, int blob, ElemType type, int pack) {
+  BufferDesc b;
+  b.blob = blob;
+  b.shape = p.blob_shapes[std::size_t(blob)];
+  b.type = type;
+  b.pack = pack;
+  b.bytes = packed_layout(b.shape, type, pack).bytes;
+  p.buffers.push_back(b);
+  return int(p.buffers.size()) - 1;
+}
+
+/// A buffer holding `blob` as (type, pack): an existing one, or one made by conversion steps
+/// (a cast, then a repack) from the blob's first buffer.
+constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int blob, ElemType type,
+                        int pack) {
+  auto find = [&](ElemType t, int k) {
+    for (int b : variants[std::size_t(blob)])
+      if (p.buffers[std::size_t(b)].type == t && p.buffers[std::size_t(b)].pack == k) return b;
+    return -1;
+  };
+  if (int b = find(type, pack); b >= 0) return b;
+  int src = variants[std::size_t(blob)].front();
+  if (p.buffers[std::size_t(src)].type != type) {
+    const int src_pack = p.buffers[std::size_t(src)].pack;
+    int cast = find(type, src_pack);
+    if (cast < 0) {
+      cast = new_buffer(p, blob, type, src_pack);
+      StepDesc s;
+      s.kind = StepDesc::cast;
+      s.type = type;
+      s.pack = src_pack;
+      s.in = {src};
+      s.out = {cast};
+      p.steps.push_back(s);
+      variants[std::size_t(blob)].push_back(cast);
+    }
+    src = cast;
+  }
+  if (p.buffers[std::size_t(src)].pack == pack) return src;
+  const int out = new_buffer(p, blob, type, pack);
+  StepDesc s;
+  s.kind = StepDesc::repack;
+  s.type = type;
+  s.pack = pack;
+  s.in = {src};
+  s.out = {out};
+  p.steps.push_back(s);
+  variants[std::size_t(blob)].push_back(out);
+  return out;
+}
+
+}  // namespace detail
+
+/// Builds p.steps and p.buffers from p.desc, p.order and p.blob_shapes.
+constexpr PlanError place(Plan& p) {
+  const GraphDesc& g = p.desc;
+  std::vector<std::vector<int>> variants(g.blobs.size());  // buffers per blob, first = home
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const int b = detail::new_buffer(p, g.inputs[i], ElemType::f32, 1);
+    variants[std::size_t(g.inputs[i])].push_back(b);
+    p.input_buffers.push_back(b);
+  }
+  for (int n : p.order) {
+    const NodeDesc& d = g.nodes[std::size_t(n)];
+    StepDesc s;
+    s.kind = StepDesc::layer;
+    s.node = n;
+    if (!detail::choose_type(d, p.target.storage, s.type)) return {PlanError::storage, n};
+    std::vector<Shape> in;
+    for (int b : d.in) in.push_back(p.blob_shapes[std::size_t(b)]);
+    s.pack = detail::choose_pack(d, p.target.max_pack, in);
+    for (int b : d.in) s.in.push_back(detail::buffer_as(p, variants, b, s.type, s.pack));
+    for (int b : d.out) {
+      const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
+      const int out = detail::new_buffer(p, b, s.type, pack);
+      variants[std::size_t(b)].push_back(out);
+      s.out.push_back(out);
+    }
+    s.act = d.fused;
+    s.folded = d.folded;
+    for (std::size_t m = 0; m < g.nodes.size(); ++m)
+      if (g.nodes[m].merged_into == n && g.nodes[m].as_activation.type != 0 &&
+          g.nodes[m].as_activation.type == d.fused.type)
+        s.fused_node = int(m);
+    p.steps.push_back(s);
+  }
+  for (int b : g.outputs) {
+    const int buf = detail::buffer_as(p, variants, b, ElemType::f32, 1);
+    p.buffers[std::size_t(buf)].output = true;
+    p.output_buffers.push_back(buf);
+  }
+  return {};
+}
+
+}  // namespace infer::graph

@@ -1,0 +1,86 @@
+// What the composer decides: the steps to run (layers, with fused activations and folded affine
+// maps, and the conversions between them), the buffers they read and write, and where each
+// buffer lives in one arena. Plain data, built by constexpr passes at compile time for a static
+// graph and at load time for a network read from a file.
+#pragma once
+
+#include <cstddef>
+#include <infer/element.hpp>
+#include <infer/graph/desc.hpp>
+#include <infer/simd.hpp>
+#include <string_view>
+#include <vector>
+
+namespace infer::graph {
+
+/// What the graph should run at.
+struct Target {
+  ElemType storage = ElemType::f32;  ///< preferred storage type (f32, f16 or bf16)
+  int max_pack = simd::max_width;    ///< widest pack (1 turns packing off)
+};
+
+/// Why a graph cannot be composed, and where.
+struct PlanError {
+  enum Kind {
+    none,
+    unknown_blob,      ///< a node reads a blob nothing produces
+    duplicate_blob,    ///< two producers (or a producer and an input) for one blob
+    cycle,             ///< the nodes form a cycle
+    io_count,          ///< a one-blob layer given several inputs or outputs
+    unknown_output,    ///< a graph output that no node produces
+    no_nodes,          ///< nothing to run
+    shape,             ///< a layer's infer_shapes rejected its inputs
+    storage,           ///< a layer declares no storage type the target can convert to
+  };
+  Kind kind = none;
+  int node = -1;             ///< the node at fault, or -1
+  int blob = -1;             ///< the blob at fault, or -1
+  const char* detail = "";  ///< the layer's own reason (shape errors)
+
+  constexpr bool ok() const { return kind == none; }
+};
+
+/// A buffer of the plan: one blob in one (type, pack), or a conversion's result.
+struct BufferDesc {
+  int blob = -1;  ///< the graph blob it holds
+  Shape shape;
+  ElemType type = ElemType::f32;
+  int pack = 1;
+  std::size_t bytes = 0;    ///< packed_layout(shape, type, pack).bytes
+  std::size_t offset = 0;   ///< in the arena
+  int first = -1;           ///< step that writes it (-1: a graph input, written before step 0)
+  int last = -1;            ///< last step that reads it (graph outputs: the end)
+  int alias = -1;           ///< the buffer whose memory it shares (in-place steps), or -1
+  bool output = false;      ///< read by the caller after forward
+};
+
+/// One step of the plan.
+struct StepDesc {
+  enum Kind { layer, cast, repack };
+  Kind kind = layer;
+  int node = -1;  ///< the layer node (kind == layer)
+  ElemType type = ElemType::f32;
+  int pack = 1;                   ///< the node's width (elempack of its inputs)
+  bool inplace = false;           ///< runs forward_inplace on its input buffer
+  std::vector<int> in, out;       ///< buffer ids
+  layers::ActivationParam act;    ///< activation applied in the epilogue (0 = none)
+  int fused_node = -1;            ///< the activation node fused into this one, or -1
+  std::vector<int> folded;        ///< affine nodes (BatchNorm, Scale) folded into the weights
+};
+
+/// The composed graph.
+struct Plan {
+  GraphDesc desc;
+  Target target;
+  PlanError error;
+  std::vector<int> order;          ///< node ids in execution order
+  std::vector<Shape> blob_shapes;  ///< by blob id
+  std::vector<StepDesc> steps;
+  std::vector<BufferDesc> buffers;
+  std::vector<int> input_buffers;   ///< by graph input
+  std::vector<int> output_buffers;  ///< by graph output
+  std::size_t arena_bytes = 0;
+  std::size_t lower_bound = 0;  ///< the most bytes live at one time
+};
+
+}  // namespace infer::graph

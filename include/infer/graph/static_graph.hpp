@@ -1,0 +1,424 @@
+// A static graph: the composer's plan made at compile time for a graph value, and the code that
+// runs it. Each step is a call instantiated for exactly the node's layer, element type and pack
+// (fused activations as template arguments of the kernels); blobs live at fixed offsets in one
+// arena whose size is a compile-time constant, so forward allocates nothing.
+#pragma once
+
+#include <array>
+#include <infer/convert.hpp>
+#include <infer/graph/compose.hpp>
+#include <infer/io/model_bin.hpp>
+#include <infer/shape.hpp>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace infer::graph {
+
+namespace detail {
+
+/// The element type of an ElemType tag.
+template <ElemType E>
+using element_t = std::conditional_t<
+    E == ElemType::f32, f32,
+    std::conditional_t<E == ElemType::f16, f16, std::conditional_t<E == ElemType::bf16, bf16, i8>>>;
+
+/// The act:: functor of ncnn activation type `Type` with its parameters.
+template <int Type>
+constexpr auto make_act(const std::array<float, 2>& p) {
+  if constexpr (Type == 1 || Type == 2) return act::ReLU{p[0]};
+  if constexpr (Type == 3) return act::Clip{p[0], p[1]};
+  if constexpr (Type == 4) return act::Sigmoid{};
+  if constexpr (Type == 5) return act::Mish{};
+  if constexpr (Type == 6) return act::HardSwish{p[0], p[1]};
+  if constexpr (Type < 1 || Type > 6) return act::Identity{};
+}
+
+/// A plan step without vectors, so it can be a compile-time constant.
+template <std::size_t MaxIo>
+struct FixedStep {
+  StepDesc::Kind kind = StepDesc::layer;
+  int node = -1;
+  ElemType type = ElemType::f32;
+  int pack = 1;
+  bool inplace = false;
+  std::size_t n_in = 0, n_out = 0;
+  std::array<int, MaxIo> in{}, out{};
+  layers::ActivationParam act;
+  int fused_node = -1;
+  std::size_t n_folded = 0;
+  std::array<int, 4> folded{};
+};
+
+/// The plan as compile-time constants.
+template <std::size_t Steps, std::size_t Buffers, std::size_t MaxIo, std::size_t NI,
+          std::size_t NO>
+struct FixedPlan {
+  std::array<FixedStep<MaxIo>, Steps> steps{};
+  std::array<BufferDesc, Buffers> buffers{};
+  std::array<int, NI> inputs{};
+  std::array<int, NO> outputs{};
+  std::size_t arena_bytes = 0;
+  std::size_t lower_bound = 0;
+};
+
+}  // namespace detail
+
+/// A graph composed at compile time. G is a constexpr Graph object with static storage
+/// (`static constexpr auto net = make_graph(...)`), T the target.
+template <const auto& G, Target Tgt = Target{}>
+class StaticGraph {
+  using GraphType = std::remove_cvref_t<decltype(G)>;
+  using Nodes = std::remove_cvref_t<decltype(G.nodes)>;
+  static constexpr std::size_t kNodes = std::tuple_size_v<Nodes>;
+  static constexpr std::size_t kInputs = std::tuple_size_v<decltype(G.inputs)>;
+  static constexpr std::size_t kOutputs = std::tuple_size_v<decltype(G.outputs)>;
+
+  template <std::size_t N>
+  using LayerOf = std::remove_cvref_t<decltype(std::get<N>(G.nodes).layer)>;
+
+  static constexpr bool kAllShapeInferable = []<std::size_t... N>(std::index_sequence<N...>) {
+    return (ShapeInferable<LayerOf<N>> && ...);
+  }(std::make_index_sequence<kNodes>{});
+  static_assert(kAllShapeInferable,
+                "infer graph: every layer needs `constexpr ShapeCheck infer_shapes(in, out) const`");
+
+  static constexpr ShapeCheck infer_node(int n, std::span<const Shape> in, std::span<Shape> out) {
+    ShapeCheck r = shape_error("no such node");
+    [&]<std::size_t... N>(std::index_sequence<N...>) {
+      ((int(N) == n ? (r = std::get<N>(G.nodes).layer.infer_shapes(in, out), 0) : 0), ...);
+    }(std::make_index_sequence<kNodes>{});
+    return r;
+  }
+
+ public:
+  /// The plan, computed again (the passes are constexpr functions that run at run time too).
+  static constexpr Plan plan() { return compose(describe(G), Tgt, &infer_node); }
+
+ private:
+  static constexpr std::size_t kMaxIo = [] {
+    std::size_t m = 1;
+    const Plan p = plan();
+    for (const StepDesc& s : p.steps) {
+      m = s.in.size() > m ? s.in.size() : m;
+      m = s.out.size() > m ? s.out.size() : m;
+    }
+    return m;
+  }();
+  struct Counts {
+    std::size_t steps = 0, buffers = 0;
+    PlanError error;
+  };
+  static constexpr Counts kCounts = [] {
+    const Plan p = plan();
+    return Counts{p.steps.size(), p.buffers.size(), p.error};
+  }();
+  static constexpr PlanError::Kind kError = kCounts.error.kind;
+  static_assert(kError != PlanError::unknown_blob,
+                "infer graph: a node reads a blob that no node or input produces");
+  static_assert(kError != PlanError::duplicate_blob,
+                "infer graph: a blob is produced twice (two nodes, or a node and an input)");
+  static_assert(kError != PlanError::cycle, "infer graph: the nodes form a cycle");
+  static_assert(kError != PlanError::io_count,
+                "infer graph: a one-blob layer is given other than one input and one output");
+  static_assert(kError != PlanError::unknown_output,
+                "infer graph: a graph output names a blob that nothing produces");
+  static_assert(kError != PlanError::no_nodes, "infer graph: the graph has no nodes");
+  static_assert(kError != PlanError::shape,
+                "infer graph: incompatible shapes: a layer's infer_shapes rejected its inputs");
+  static_assert(kError != PlanError::storage,
+                "infer graph: a layer declares no storage type the target can run");
+
+  using Fixed = detail::FixedPlan<kCounts.steps, kCounts.buffers, kMaxIo, kInputs, kOutputs>;
+  static constexpr Fixed kPlan = [] {
+    const Plan p = plan();
+    Fixed f;
+    if (!p.error.ok()) return f;
+    for (std::size_t i = 0; i < f.steps.size(); ++i) {
+      const StepDesc& s = p.steps[i];
+      auto& d = f.steps[i];
+      d.kind = s.kind;
+      d.node = s.node;
+      d.type = s.type;
+      d.pack = s.pack;
+      d.inplace = s.inplace;
+      d.n_in = s.in.size();
+      d.n_out = s.out.size();
+      for (std::size_t k = 0; k < s.in.size(); ++k) d.in[k] = s.in[k];
+      for (std::size_t k = 0; k < s.out.size(); ++k) d.out[k] = s.out[k];
+      d.act = s.act;
+      d.fused_node = s.fused_node;
+      d.n_folded = s.folded.size() < 4 ? s.folded.size() : 4;
+      for (std::size_t k = 0; k < d.n_folded; ++k) d.folded[k] = s.folded[k];
+    }
+    for (std::size_t i = 0; i < f.buffers.size(); ++i) f.buffers[i] = p.buffers[i];
+    for (std::size_t i = 0; i < kInputs; ++i) f.inputs[i] = p.input_buffers[i];
+    for (std::size_t i = 0; i < kOutputs; ++i) f.outputs[i] = p.output_buffers[i];
+    f.arena_bytes = p.arena_bytes;
+    f.lower_bound = p.lower_bound;
+    return f;
+  }();
+
+ public:
+  /// Bytes of the arena every intermediate blob lives in (a compile-time constant).
+  static constexpr std::size_t arena_bytes = kPlan.arena_bytes;
+  /// The most bytes live at one time: no plan can use a smaller arena.
+  static constexpr std::size_t lower_bound = kPlan.lower_bound;
+  static constexpr std::size_t step_count = kCounts.steps;
+
+  /// Allocates the arena (from opt.blob_alloc()) and copies the layers out of the graph value.
+  explicit StaticGraph(const Option& opt = {})
+      : nodes_(G.nodes), opt_(opt), workspace_(opt.workspace_alloc()) {
+    arena_alloc_ = opt.blob_alloc();
+    arena_ = arena_bytes ? arena_alloc_->allocate(arena_bytes) : nullptr;
+    for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
+      const BufferDesc& d = kPlan.buffers[b];
+      bufs_[b] = Mat::wrap(static_cast<char*>(arena_) + d.offset, d.shape, d.type, d.pack,
+                           packed_layout(d.shape, d.type, d.pack).cstep);
+    }
+    // Layers' own temporaries (and conversions') come from a pool over the caller's workspace
+    // allocator: after the first pass they reuse its blocks.
+    opt_.workspace_allocator = &workspace_;
+    opt_.blob_allocator = &workspace_;
+  }
+  ~StaticGraph() {
+    if (arena_) arena_alloc_->deallocate(arena_, arena_bytes);
+  }
+  StaticGraph(const StaticGraph&) = delete;
+  StaticGraph& operator=(const StaticGraph&) = delete;
+
+  /// The layer of node N (as written), e.g. to set weights before finalize().
+  template <std::size_t N>
+  LayerOf<N>& layer() {
+    return std::get<N>(nodes_).layer;
+  }
+
+  /// Loads every node's weights from `mb` in the graph's written order (ncnn's .bin order), then
+  /// finalize()s.
+  Status load(io::ModelBin& mb) {
+    Status st;
+    [&]<std::size_t... N>(std::index_sequence<N...>) {
+      (void)((load_node<N>(mb, st)) && ...);
+    }(std::make_index_sequence<kNodes>{});
+    INFER_TRY(st);
+    return finalize();
+  }
+
+  /// Folds the affine nodes into their producers' weights and prepares every layer for the type
+  /// and pack it runs at. Call after setting weights by hand; load() calls it.
+  Status finalize() {
+    Status st;
+    [&]<std::size_t... S>(std::index_sequence<S...>) {
+      (void)((finalize_step<S>(st)) && ...);
+    }(std::make_index_sequence<kCounts.steps>{});
+    INFER_TRY(st);
+    ready_ = true;
+    return {};
+  }
+
+  /// Runs the graph on `inputs` (f32, one per graph input, in the order of the graph's input()s,
+  /// shapes as declared); the results are then in output(i).
+  Status forward(std::span<const Mat> inputs) {
+    if (!ready_) return make_error("StaticGraph::forward: call load() or finalize() first");
+    if (inputs.size() != kInputs)
+      return make_error("StaticGraph::forward: the graph has {} inputs, got {}", kInputs,
+                        inputs.size());
+    for (std::size_t i = 0; i < kInputs; ++i) INFER_TRY(set_input(i, inputs[i]));
+    Status st;
+    [&]<std::size_t... S>(std::index_sequence<S...>) {
+      (void)((run_step<S>(st)) && ...);
+    }(std::make_index_sequence<kCounts.steps>{});
+    return st;
+  }
+  Status forward(const Mat& input) { return forward(std::span<const Mat>(&input, 1)); }
+
+  /// Graph output i (f32, pack 1), a view into the arena valid until the next forward.
+  const Mat& output(std::size_t i = 0) const { return bufs_[std::size_t(kPlan.outputs[i])]; }
+
+  /// The options layers run with (threads from the constructor's Option).
+  const Option& options() const { return opt_; }
+
+ private:
+  template <std::size_t N>
+  bool load_node(io::ModelBin& mb, Status& st) {
+    if constexpr (io::LoadsWeights<LayerOf<N>>) {
+      Status s = std::get<N>(nodes_).layer.load(mb);
+      if (!s.ok()) {
+        st = make_error("loading weights of node {} ({} '{}'): {}", N, type_name<LayerOf<N>>(),
+                        std::get<N>(G.nodes).name, s.message());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// The per-channel map y = x * a + b of a foldable node (BatchNorm, Scale).
+  template <std::size_t N>
+  static Status affine_of(const LayerOf<N>& l, std::vector<float>& a, std::vector<float>& b) {
+    if constexpr (requires { l.a; l.b; }) {  // BatchNorm: folded at its own load
+      a = l.a;
+      b = l.b;
+    } else if constexpr (requires { l.scale_data; l.bias_data; }) {  // Scale
+      a = l.scale_data;
+      b = l.bias_term ? l.bias_data : std::vector<float>(a.size(), 0.f);
+    } else {
+      return make_error("node {} is not a per-channel affine layer", N);
+    }
+    if (a.empty() || a.size() != b.size())
+      return make_error("node {} ({}): weights not loaded", N, type_name<LayerOf<N>>());
+    return {};
+  }
+
+  template <std::size_t S>
+  bool finalize_step(Status& st) {
+    constexpr auto s = kPlan.steps[S];
+    if constexpr (s.kind == StepDesc::layer) {
+      using L = LayerOf<std::size_t(s.node)>;
+      auto& layer = std::get<std::size_t(s.node)>(nodes_).layer;
+      if constexpr (FoldsAffine<L>) {
+        bool ok = true;
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+          ((ok = ok && fold_one<std::size_t(s.node), std::size_t(s.folded[K])>(st)), ...);
+        }(std::make_index_sequence<s.n_folded>{});
+        if (!ok) return false;
+      }
+      if constexpr (PreparedLayer<L>) {
+        Status p = layer.prepare(s.type, s.pack, opt_);
+        if (!p.ok()) {
+          st = make_error("preparing node {} ({} '{}'): {}", s.node, type_name<L>(),
+                          std::get<std::size_t(s.node)>(G.nodes).name, p.message());
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  template <std::size_t N, std::size_t F>
+  bool fold_one(Status& st) {
+    std::vector<float> a, b;
+    Status s = affine_of<F>(std::get<F>(nodes_).layer, a, b);
+    if (s.ok()) s = std::get<N>(nodes_).layer.fold_affine(a, b);
+    if (!s.ok()) {
+      st = make_error("folding node {} into node {}: {}", F, N, s.message());
+      return false;
+    }
+    return true;
+  }
+
+  Status set_input(std::size_t i, const Mat& in) {
+    Mat& dst = bufs_[std::size_t(kPlan.inputs[i])];
+    const std::string_view name = G.inputs[i].blob;
+    if (in.empty()) return make_error("StaticGraph::forward: input '{}' is empty", name);
+    if (!(in.shape() == dst.shape()))
+      return make_error("StaticGraph::forward: input '{}' is {}, the graph was composed for {}",
+                        name, in.describe(), dst.describe());
+    if (in.type() != ElemType::f32)
+      return make_error("StaticGraph::forward: input '{}' must be f32, got {}", name,
+                        to_string(in.type()));
+    if (in.elempack() == 1) {
+      in.copy_to(dst);
+      return {};
+    }
+    Option o = opt_;
+    INFER_TRY(convert_packing(in, dst, 1, o));
+    return {};
+  }
+
+  /// Whether the step left its outputs in the planned memory (a layer that created another shape
+  /// or type would have allocated instead).
+  template <std::size_t S>
+  Status check_outputs(std::string_view what) {
+    constexpr auto s = kPlan.steps[S];
+    for (std::size_t k = 0; k < s.n_out; ++k) {
+      const BufferDesc& d = kPlan.buffers[std::size_t(s.out[k])];
+      const Mat& m = bufs_[std::size_t(s.out[k])];
+      if (m.data() != static_cast<char*>(arena_) + d.offset) {
+        const Mat planned = Mat::wrap(nullptr, d.shape, d.type, d.pack);
+        return make_error("step {} ({}): output {} is {}, the plan expected {}", S, what, k,
+                          m.describe(), planned.describe());
+      }
+    }
+    return {};
+  }
+
+  template <std::size_t S>
+  bool run_step(Status& st) {
+    constexpr auto s = kPlan.steps[S];
+    Status r;
+    std::string_view what;
+    if constexpr (s.kind == StepDesc::cast) {
+      what = "cast";
+      r = cast(bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])], s.type, opt_);
+    } else if constexpr (s.kind == StepDesc::repack) {
+      what = "repack";
+      r = convert_packing(bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])], s.pack, opt_);
+    } else {
+      constexpr std::size_t N = std::size_t(s.node);
+      what = std::get<N>(G.nodes).name;
+      r = run_layer_step<S, N>();
+    }
+    if (r.ok()) r = check_outputs<S>(what);
+    if (!r.ok()) {
+      st = make_error("forward: {}", r.message());
+      return false;
+    }
+    return true;
+  }
+
+  template <std::size_t S, std::size_t N>
+  Status run_layer_step() {
+    constexpr auto s = kPlan.steps[S];
+    using L = LayerOf<N>;
+    using T = detail::element_t<s.type>;
+    constexpr int Pack = s.pack;
+    const L& layer = std::get<N>(nodes_).layer;
+    Mat& out0 = bufs_[std::size_t(s.out[0])];
+    if constexpr (s.inplace) {
+      return layer.template forward_inplace<T, Pack>(out0, opt_);
+    } else if constexpr (s.act.type != 0 && FusesActivation<L, T, Pack, act::Identity>) {
+      const auto act = detail::make_act<s.act.type>(s.act.params);
+      return layer.template forward_fused<T, Pack>(bufs_[std::size_t(s.in[0])], out0, opt_, act);
+    } else if constexpr (s.n_in == 1 && s.n_out == 1 && HasSingleForward<L, T, Pack>) {
+      return layer.template forward<T, Pack>(bufs_[std::size_t(s.in[0])], out0, opt_);
+    } else if constexpr (s.n_in == 1 && s.n_out == 1 && HasSingleInplace<L, T, Pack>) {
+      // Only the in-place form, but the input lives on: run it on a copy in the output buffer.
+      bufs_[std::size_t(s.in[0])].copy_to(out0);
+      return layer.template forward_inplace<T, Pack>(out0, opt_);
+    } else if constexpr (HasMultiForward<L, T, Pack>) {
+      std::array<Mat, s.n_in> in;
+      std::array<Mat, s.n_out> out;
+      for (std::size_t k = 0; k < s.n_in; ++k) in[k] = bufs_[std::size_t(s.in[k])];
+      for (std::size_t k = 0; k < s.n_out; ++k) out[k] = bufs_[std::size_t(s.out[k])];
+      INFER_TRY(layer.template forward<T, Pack>(std::span<const Mat>(in), std::span<Mat>(out),
+                                                opt_));
+      for (std::size_t k = 0; k < s.n_out; ++k) bufs_[std::size_t(s.out[k])] = out[k];
+      return {};
+    } else {
+      static_assert(HasMultiInplace<L, T, Pack>, "infer graph: the layer has no usable forward");
+      // In-place multi-blob form: the outputs are the first blobs; they start as copies of the
+      // inputs; the remaining inputs are passed as they are (such layers only modify outputs).
+      std::array<Mat, s.n_in> blobs;
+      for (std::size_t k = 0; k < s.n_in; ++k) {
+        if (k < s.n_out) {
+          bufs_[std::size_t(s.in[k])].copy_to(bufs_[std::size_t(s.out[k])]);
+          blobs[k] = bufs_[std::size_t(s.out[k])];
+        } else {
+          blobs[k] = bufs_[std::size_t(s.in[k])];
+        }
+      }
+      return layer.template forward_inplace<T, Pack>(std::span<Mat>(blobs), opt_);
+    }
+  }
+
+  Nodes nodes_;
+  Option opt_;
+  PoolAllocator workspace_;
+  Allocator* arena_alloc_ = nullptr;
+  void* arena_ = nullptr;
+  std::array<Mat, kCounts.buffers> bufs_;
+  bool ready_ = false;
+};
+
+}  // namespace infer::graph

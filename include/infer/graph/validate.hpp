@@ -1,0 +1,61 @@
+// Pass 0: the graph is well formed (every blob read is produced exactly once, one-blob layers
+// have one input and one output, outputs exist) and its nodes sort into an execution order.
+#pragma once
+
+#include <infer/graph/plan.hpp>
+#include <vector>
+
+namespace infer::graph {
+
+/// Checks the structure of `g` and returns its nodes in an execution order (a topological order
+/// that keeps the written order where the data allows), or the first error.
+constexpr PlanError validate(const GraphDesc& g, std::vector<int>& order) {
+  const int blobs = int(g.blobs.size());
+  std::vector<int> producer(std::size_t(blobs), -2);  // -2: none, -1: graph input, else node
+  if (g.nodes.empty()) return {PlanError::no_nodes};
+  for (int b : g.inputs) {
+    if (producer[std::size_t(b)] != -2) return {PlanError::duplicate_blob, -1, b};
+    producer[std::size_t(b)] = -1;
+  }
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const NodeDesc& d = g.nodes[n];
+    if (d.one_blob && (d.in.size() != 1 || d.out.size() != 1))
+      return {PlanError::io_count, int(n)};
+    if (d.out.empty()) return {PlanError::io_count, int(n)};
+    for (int b : d.out) {
+      if (producer[std::size_t(b)] != -2) return {PlanError::duplicate_blob, int(n), b};
+      producer[std::size_t(b)] = int(n);
+    }
+  }
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int b : g.nodes[n].in)
+      if (producer[std::size_t(b)] == -2) return {PlanError::unknown_blob, int(n), b};
+  for (int b : g.outputs)
+    if (producer[std::size_t(b)] == -2) return {PlanError::unknown_output, -1, b};
+
+  // Kahn's algorithm, always taking the earliest written ready node.
+  std::vector<int> waiting(g.nodes.size(), 0);
+  std::vector<bool> done(g.nodes.size(), false);
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int b : g.nodes[n].in)
+      if (producer[std::size_t(b)] >= 0) ++waiting[n];
+  order.clear();
+  while (order.size() < g.nodes.size()) {
+    int next = -1;
+    for (std::size_t n = 0; n < g.nodes.size() && next < 0; ++n)
+      if (!done[n] && waiting[n] == 0) next = int(n);
+    if (next < 0) {
+      for (std::size_t n = 0; n < g.nodes.size(); ++n)
+        if (!done[n]) return {PlanError::cycle, int(n)};
+    }
+    done[std::size_t(next)] = true;
+    order.push_back(next);
+    for (int b : g.nodes[std::size_t(next)].out)
+      for (std::size_t n = 0; n < g.nodes.size(); ++n)
+        for (int i : g.nodes[n].in)
+          if (i == b) --waiting[n];
+  }
+  return {};
+}
+
+}  // namespace infer::graph

@@ -1,0 +1,238 @@
+// The composer's passes and the static graph's execution, on small layers whose outputs a test
+// can predict (tests/support/graph_layers.hpp). Layer-specific graphs (fusion into convolutions,
+// folding BatchNorm) are in test_graph_fusion.cpp.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <infer/graph.hpp>
+#include <new>
+
+#include "support/graph_layers.hpp"
+
+// Every heap allocation of the test program is counted, so a test can prove a forward pass makes
+// none (allocations through infer's allocators and std containers alike).
+namespace {
+std::atomic<std::size_t> g_news{0};
+}
+void* operator new(std::size_t n) {
+  ++g_news;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  ++g_news;
+  const std::size_t al = std::size_t(a);
+  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+using namespace infer;
+using graph::from;
+using graph::input;
+using graph::node;
+using graph::output;
+using test::AddOne;
+using test::Subtract;
+using test::Twice;
+
+namespace {
+
+/// A Mat of `shape` whose value at flat index i is f(i).
+Mat ramp(Shape shape) {
+  Mat m(shape);
+  float* p = m.data_as<float>();
+  for (int q = 0; q < m.c(); ++q)
+    for (int i = 0; i < shape.w * shape.h * shape.d; ++i)
+      p[std::size_t(q) * m.cstep() + std::size_t(i)] = float(q * 100 + i % 7) * 0.25f;
+  return m;
+}
+
+float at(const Mat& m, int q, int i) { return m.data_as<const float>()[q * m.cstep() + i]; }
+
+constexpr Shape kShape = Shape::of(5, 3, 16);
+
+// in -> Twice -> AddOne (f32 pack 1 only) -> Twice
+static constexpr auto chain_net =
+    graph::chain(input("in", kShape), Twice{}, AddOne{}, Twice{});
+
+// A DAG with a shortcut and a join: d = (2 * in + 1) - 2 * in ... written out of order.
+static constexpr auto dag_net = graph::make_graph(
+    input("in", kShape), node(Subtract{}, from("b", "a"), "d"), node(AddOne{}, "a", "b"),
+    node(Twice{}, "in", "a"), output("d"), output("a"));
+
+}  // namespace
+
+// The passes run at compile time: their results are constants.
+static_assert(graph::StaticGraph<chain_net>::arena_bytes > 0);
+static_assert(graph::StaticGraph<chain_net>::lower_bound <=
+              graph::StaticGraph<chain_net>::arena_bytes);
+static_assert(graph::StaticGraph<chain_net>::plan().steps.size() == 7);
+
+TEST_CASE("a pack-1-only layer in a packed chain gets one unpack before and one pack after",
+          "[graph]") {
+  using G = graph::StaticGraph<chain_net, graph::Target{ElemType::f32, 16}>;
+  const graph::Plan p = G::plan();
+  REQUIRE(p.error.ok());
+  INFO(graph::format_plan(p));
+  int layer_index = -1;
+  for (std::size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].kind == graph::StepDesc::layer &&
+        p.desc.nodes[std::size_t(p.steps[i].node)].type == "AddOne")
+      layer_index = int(i);
+  REQUIRE(layer_index > 0);
+  const auto& before = p.steps[std::size_t(layer_index - 1)];
+  const auto& after = p.steps[std::size_t(layer_index + 1)];
+  CHECK(before.kind == graph::StepDesc::repack);
+  CHECK(before.pack == 1);
+  CHECK(after.kind == graph::StepDesc::repack);
+  CHECK(after.pack == 16);
+  int repacks = 0;
+  for (const auto& s : p.steps) repacks += s.kind == graph::StepDesc::repack;
+  CHECK(repacks == 4);  // in: 1 -> 16; around AddOne; out: 16 -> 1
+  // Twice runs in place where its input dies.
+  CHECK(p.steps[1].inplace);
+
+  G g;
+  REQUIRE(g.finalize().ok());
+  const Mat in = ramp(kShape);
+  REQUIRE(g.forward(in).ok());
+  const Mat& out = g.output();
+  REQUIRE(out.shape() == kShape);
+  REQUIRE(out.elempack() == 1);
+  for (int q = 0; q < kShape.c; ++q)
+    for (int i = 0; i < 15; ++i) REQUIRE(at(out, q, i) == 2.f * (2.f * at(in, q, i) + 1.f));
+}
+
+TEST_CASE("a DAG written out of order runs in dependency order, with several outputs",
+          "[graph]") {
+  auto check = [](auto graph_type) {
+    using G = typename decltype(graph_type)::type;
+    G g;
+    REQUIRE(g.finalize().ok());
+    const Mat in = ramp(kShape);
+    REQUIRE(g.forward(in).ok());
+    for (int q = 0; q < kShape.c; ++q) {
+      for (int i = 0; i < 15; ++i) {
+        REQUIRE(at(g.output(0), q, i) == 1.f);  // (2x + 1) - 2x
+        REQUIRE(at(g.output(1), q, i) == 2.f * at(in, q, i));
+      }
+    }
+  };
+  check(std::type_identity<graph::StaticGraph<dag_net, graph::Target{ElemType::f32, 1}>>{});
+  check(std::type_identity<graph::StaticGraph<dag_net, graph::Target{ElemType::f32, 4}>>{});
+  check(std::type_identity<graph::StaticGraph<dag_net, graph::Target{ElemType::f32, 16}>>{});
+}
+
+TEST_CASE("f16 and bf16 targets cast once at the borders and agree with f32", "[graph]") {
+  graph::StaticGraph<chain_net, graph::Target{ElemType::f16, 16}> h;
+  graph::StaticGraph<chain_net, graph::Target{ElemType::bf16, 8}> b;
+  REQUIRE(h.finalize().ok());
+  REQUIRE(b.finalize().ok());
+  const Mat in = ramp(kShape);
+  REQUIRE(h.forward(in).ok());
+  REQUIRE(b.forward(in).ok());
+  for (int q = 0; q < kShape.c; ++q) {
+    for (int i = 0; i < 15; ++i) {
+      const float want = 2.f * (2.f * at(in, q, i) + 1.f);
+      REQUIRE(std::fabs(at(h.output(), q, i) - want) <= 2e-3f * std::fabs(want) + 1e-3f);
+      REQUIRE(std::fabs(at(b.output(), q, i) - want) <= 1.6e-2f * std::fabs(want) + 8e-3f);
+    }
+  }
+  // AddOne is f32 only: the f16 graph casts to f32 before it and back after it.
+  const graph::Plan p = graph::StaticGraph<chain_net, graph::Target{ElemType::f16, 16}>::plan();
+  int casts = 0;
+  for (const auto& s : p.steps) casts += s.kind == graph::StepDesc::cast;
+  INFO(graph::format_plan(p));
+  CHECK(casts == 4);  // in -> f16, f16 -> f32 before AddOne, f32 -> f16 after, out -> f32
+}
+
+TEST_CASE("forward makes no heap allocation once the graph is ready", "[graph][memory]") {
+  CountingAllocator counting;
+  Option opt;
+  opt.num_threads = 2;
+  opt.blob_allocator = &counting;
+  opt.workspace_allocator = &counting;
+  graph::StaticGraph<dag_net> g(opt);
+  CHECK(counting.allocations() == 1);  // the arena
+  CHECK(counting.peak_bytes() >= graph::StaticGraph<dag_net>::arena_bytes);
+  REQUIRE(g.finalize().ok());
+  const Mat in = ramp(kShape);
+  REQUIRE(g.forward(in).ok());  // a first pass may fill the workspace pool
+  const std::size_t news = g_news.load(), allocs = counting.allocations();
+  for (int r = 0; r < 3; ++r) REQUIRE(g.forward(in).ok());
+  CHECK(g_news.load() == news);
+  CHECK(counting.allocations() == allocs);
+}
+
+TEST_CASE("the memory plan never overlaps buffers that are live together", "[graph][memory]") {
+  for (const graph::Plan& p : {graph::StaticGraph<chain_net>::plan(),
+                               graph::StaticGraph<dag_net>::plan()}) {
+    INFO(graph::format_plan(p));
+    REQUIRE(p.arena_bytes >= p.lower_bound);
+    for (std::size_t a = 0; a < p.buffers.size(); ++a) {
+      for (std::size_t b = a + 1; b < p.buffers.size(); ++b) {
+        const auto& x = p.buffers[a];
+        const auto& y = p.buffers[b];
+        if (graph::root_of(p, int(a)) == graph::root_of(p, int(b))) continue;  // in place
+        const bool live_together = !(x.last < y.first || y.last < x.first);
+        const bool share_bytes = x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
+        INFO("buffers " << a << " and " << b);
+        REQUIRE(!(live_together && share_bytes));
+      }
+      REQUIRE(p.buffers[a].offset + p.buffers[a].bytes <= p.arena_bytes);
+    }
+  }
+}
+
+TEST_CASE("the plan prints one line per step and as DOT", "[graph][print]") {
+  const graph::Plan p = graph::StaticGraph<chain_net, graph::Target{ElemType::f32, 16}>::plan();
+  const std::string text = graph::format_plan(p);
+  CHECK(std::count(text.begin(), text.end(), '\n') == long(p.steps.size()) + 1);
+  CHECK_THAT(text, Catch::Contains("AddOne 'chain:2'"));
+  CHECK_THAT(text, Catch::Contains("(in place)"));
+  CHECK_THAT(text, Catch::Contains("arena "));
+  const std::string dot = graph::to_dot(p);
+  CHECK_THAT(dot, Catch::StartsWith("digraph infer {"));
+  CHECK_THAT(dot, Catch::Contains("repack -> p1"));
+}
+
+TEST_CASE("forward rejects inputs that do not match the composed graph", "[graph][errors]") {
+  graph::StaticGraph<chain_net> g;
+  const Mat in = ramp(kShape);
+  Status st = g.forward(in);
+  REQUIRE(!st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("finalize"));
+  REQUIRE(g.finalize().ok());
+  st = g.forward(ramp(Shape::of(5, 3, 8)));
+  REQUIRE(!st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("input 'in'"));
+  CHECK_THAT(st.message(), Catch::Contains("composed for"));
+}
+
+TEST_CASE("the passes run at load time too and report errors with names", "[graph][errors]") {
+  // The same constexpr passes on a description built at run time, as a .param reader will.
+  graph::GraphDesc d;
+  d.inputs.push_back(d.blob_id("data"));
+  d.input_shapes.push_back(kShape);
+  graph::NodeDesc n;
+  n.type = "Twice";
+  n.name = "t1";
+  n.in = {d.blob_id("nowhere")};
+  n.out = {d.blob_id("t1")};
+  n.storage = 1u;
+  n.packs = 1u;
+  n.one_blob = true;
+  d.nodes.push_back(n);
+  d.outputs.push_back(d.blob_id("t1"));
+  const graph::Plan p = graph::compose(d, {}, [](int, std::span<const Shape> in,
+                                                 std::span<Shape> out) {
+    return same_shape(in, out);
+  });
+  REQUIRE(!p.error.ok());
+  CHECK(graph::describe(p) ==
+        "node 0 (Twice 't1') reads blob 'nowhere', which no node or input produces");
+}
