@@ -1,6 +1,6 @@
 // Pass 5: the memory plan. Buffers that are never live at the same time share arena bytes:
-// each memory root (a buffer no in-place step aliases to another) gets an offset, largest first,
-// at the lowest address free of every root whose lifetime overlaps its own.
+// each memory root (a buffer no in-place step aliases to another) gets an offset at the lowest
+// address free of every root whose lifetime overlaps its own.
 #pragma once
 
 #include <infer/allocator.hpp>
@@ -35,39 +35,62 @@ constexpr void plan_memory(Plan& p) {
   std::vector<std::size_t> roots;
   for (std::size_t b = 0; b < n; ++b)
     if (is_root[b]) roots.push_back(b);
-  // Largest first (insertion sort: constexpr and small), ties by first use.
-  for (std::size_t i = 1; i < roots.size(); ++i) {
-    for (std::size_t j = i; j > 0; --j) {
-      const BufferDesc& a = p.buffers[roots[j - 1]];
-      const BufferDesc& b = p.buffers[roots[j]];
-      if (a.bytes > b.bytes || (a.bytes == b.bytes && first[roots[j - 1]] <= first[roots[j]]))
-        break;
-      const std::size_t t = roots[j - 1];
-      roots[j - 1] = roots[j];
-      roots[j] = t;
-    }
-  }
-  std::vector<std::size_t> placed;
-  p.arena_bytes = 0;
-  for (std::size_t r : roots) {
-    const std::size_t size = align_up(p.buffers[r].bytes);
-    std::size_t offset = 0;
-    // Lowest offset not colliding with an overlapping placed root; retried after each bump.
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (std::size_t q : placed) {
-        if (!overlaps(r, q)) continue;
-        const std::size_t qo = p.buffers[q].offset, qs = align_up(p.buffers[q].bytes);
-        if (offset < qo + qs && qo < offset + size) {
-          offset = qo + qs;
-          moved = true;
+
+  // First fit in a given order: each root at the lowest offset free of every placed root whose
+  // lifetime overlaps its own. Optimal placement is NP-hard; three orders, the best one kept.
+  auto place_in = [&](const std::vector<std::size_t>& order, std::vector<std::size_t>& offsets) {
+    std::vector<std::size_t> placed;
+    std::size_t arena = 0;
+    for (std::size_t r : order) {
+      const std::size_t size = align_up(p.buffers[r].bytes);
+      std::size_t offset = 0;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (std::size_t q : placed) {
+          if (!overlaps(r, q)) continue;
+          const std::size_t qo = offsets[q], qs = align_up(p.buffers[q].bytes);
+          if (offset < qo + qs && qo < offset + size) {
+            offset = qo + qs;
+            moved = true;
+          }
         }
       }
+      offsets[r] = offset;
+      placed.push_back(r);
+      if (offset + size > arena) arena = offset + size;
     }
-    p.buffers[r].offset = offset;
-    placed.push_back(r);
-    if (offset + size > p.arena_bytes) p.arena_bytes = offset + size;
+    return arena;
+  };
+  // Stable insertion sort by a "goes first" predicate (constexpr, and the lists are short).
+  auto sorted = [&](auto before) {
+    std::vector<std::size_t> v = roots;
+    for (std::size_t i = 1; i < v.size(); ++i)
+      for (std::size_t j = i; j > 0 && before(v[j], v[j - 1]); --j) {
+        const std::size_t t = v[j - 1];
+        v[j - 1] = v[j];
+        v[j] = t;
+      }
+    return v;
+  };
+  auto bytes = [&](std::size_t r) { return p.buffers[r].bytes; };
+  auto span = [&](std::size_t r) { return last[r] - first[r]; };
+  const std::vector<std::size_t> orders[] = {
+      sorted([&](std::size_t a, std::size_t b) { return bytes(a) > bytes(b); }),
+      sorted([&](std::size_t a, std::size_t b) { return first[a] < first[b]; }),
+      sorted([&](std::size_t a, std::size_t b) {
+        return span(a) > span(b) || (span(a) == span(b) && bytes(a) > bytes(b));
+      }),
+  };
+  std::vector<std::size_t> best(n, 0), offsets(n, 0);
+  p.arena_bytes = 0;
+  for (const std::vector<std::size_t>& order : orders) {
+    const std::size_t arena = place_in(order, offsets);
+    if (p.arena_bytes == 0 || arena < p.arena_bytes) {
+      p.arena_bytes = arena;
+      best = offsets;
+    }
   }
+  for (std::size_t r : roots) p.buffers[r].offset = best[r];
   for (std::size_t b = 0; b < n; ++b)
     p.buffers[b].offset = p.buffers[std::size_t(root_of(p, int(b)))].offset;
   // The lower bound: at each step, the bytes of the roots live there.

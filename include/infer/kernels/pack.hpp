@@ -1,8 +1,9 @@
 // Repacking kernel: moves values between layouts of different elempack along the packing axis.
 // Knows nothing of Mat: it sees rows ("channels") of packed elements and a stride between them.
 //
-// Three shapes of work: pack 1 <-> P is a P x P transpose of tiles (in registers for 4-byte
-// values on x86: SSE, AVX and AVX-512 transposes, which xsimd 8.1 does not provide); pack P <-> Q
+// Three shapes of work: pack 1 <-> P is a P x P transpose of tiles (in registers on x86 for 4-byte
+// values, and for 2-byte ones at P = 8 and 16: SSE, AVX and AVX-512 transposes, which xsimd 8.1
+// does not provide); pack P <-> Q
 // with both above 1 moves contiguous runs of min(P, Q) values; equal packs are one copy per group.
 #pragma once
 
@@ -15,22 +16,39 @@ namespace infer::kernels {
 
 namespace detail {
 
-/// Whether a P x P tile of 4-byte values transposes in registers on this target.
-template <int P>
-constexpr bool kTileTranspose = (P == 4 && XSIMD_WITH_SSE2) || (P == 8 && XSIMD_WITH_AVX) ||
-                                (P == 16 && XSIMD_WITH_AVX512F);
+/// Whether a P x P tile of `Bytes`-byte values transposes in registers on this target (2-byte
+/// values are widened to 32 bits in registers and narrowed again on the store).
+template <int P, std::size_t Bytes>
+constexpr bool kTileTranspose =
+    (Bytes == 4 && ((P == 4 && XSIMD_WITH_SSE2) || (P == 8 && XSIMD_WITH_AVX) ||
+                    (P == 16 && XSIMD_WITH_AVX512F))) ||
+    (Bytes == 2 && ((P == 8 && XSIMD_WITH_AVX2) || (P == 16 && XSIMD_WITH_AVX512F)));
 
-/// Loads row r (of P 4-byte values) from rows[r] + offset, transposes the tile, and stores column
-/// c (P values) to cols[c] + offset. Rows and columns may be strided apart arbitrarily.
-template <int P>
+/// Loads row r (P values of `Bytes` bytes) from rows[r] + offset (in values), transposes the
+/// tile, and stores column c (P values) to cols[c] + offset. Rows and columns may be strided apart
+/// arbitrarily.
+template <int P, std::size_t Bytes>
 inline void transpose_tile(const void* const* rows, std::size_t row_offset, void* const* cols,
                            std::size_t col_offset) {
-  auto in = [&](int r) { return static_cast<const float*>(rows[r]) + row_offset; };
-  auto out = [&](int c) { return static_cast<float*>(cols[c]) + col_offset; };
+  auto in = [&](int r) { return static_cast<const char*>(rows[r]) + row_offset * Bytes; };
+  auto out = [&](int c) { return static_cast<char*>(cols[c]) + col_offset * Bytes; };
 #if XSIMD_WITH_AVX512F
   if constexpr (P == 16) {
+    auto load = [&](int i) {
+      if constexpr (Bytes == 4) return _mm512_loadu_ps(in(i));
+      return _mm512_castsi512_ps(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(in(i)))));
+    };
+    auto store = [&](int c, __m512 v) {
+      if constexpr (Bytes == 4) {
+        _mm512_storeu_ps(out(c), v);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out(c)),
+                            _mm512_cvtepi32_epi16(_mm512_castps_si512(v)));
+      }
+    };
     __m512 r[16], t[16];
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in(i));
+    for (int i = 0; i < 16; ++i) r[i] = load(i);
     for (int i = 0; i < 8; ++i) {
       t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
@@ -52,16 +70,39 @@ inline void transpose_tile(const void* const* rows, std::size_t row_offset, void
       t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xdd);
     }
     for (int k = 0; k < 8; ++k) {
-      _mm512_storeu_ps(out(k), _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88));
-      _mm512_storeu_ps(out(8 + k), _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd));
+      store(k, _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88));
+      store(8 + k, _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd));
     }
     return;
   }
 #endif
 #if XSIMD_WITH_AVX
   if constexpr (P == 8) {
+    auto load = [&](int i) {
+      if constexpr (Bytes == 4) {
+        return _mm256_loadu_ps(reinterpret_cast<const float*>(in(i)));
+      } else {
+#if XSIMD_WITH_AVX2
+        return _mm256_castsi256_ps(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in(i)))));
+#endif
+      }
+    };
+    auto store = [&](int c, __m256 v) {
+      if constexpr (Bytes == 4) {
+        _mm256_storeu_ps(reinterpret_cast<float*>(out(c)), v);
+      } else {
+#if XSIMD_WITH_AVX2
+        // Values fit in 16 bits, so the unsigned saturating pack is exact; it packs per 128-bit
+        // lane, and the permute brings the two halves together.
+        const __m256i x = _mm256_castps_si256(v);
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(x, x), 0xD8);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out(c)), _mm256_castsi256_si128(packed));
+#endif
+      }
+    };
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in(i));
+    for (int i = 0; i < 8; ++i) r[i] = load(i);
     for (int i = 0; i < 4; ++i) {
       t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
@@ -73,25 +114,27 @@ inline void transpose_tile(const void* const* rows, std::size_t row_offset, void
       r[4 * q + 3] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0xee);
     }
     for (int k = 0; k < 4; ++k) {
-      _mm256_storeu_ps(out(k), _mm256_permute2f128_ps(r[k], r[4 + k], 0x20));
-      _mm256_storeu_ps(out(4 + k), _mm256_permute2f128_ps(r[k], r[4 + k], 0x31));
+      store(k, _mm256_permute2f128_ps(r[k], r[4 + k], 0x20));
+      store(4 + k, _mm256_permute2f128_ps(r[k], r[4 + k], 0x31));
     }
     return;
   }
 #endif
 #if XSIMD_WITH_SSE2
-  if constexpr (P == 4) {
-    __m128 a = _mm_loadu_ps(in(0)), b = _mm_loadu_ps(in(1));
-    __m128 c = _mm_loadu_ps(in(2)), d = _mm_loadu_ps(in(3));
+  if constexpr (P == 4 && Bytes == 4) {
+    auto in_f = [&](int r) { return reinterpret_cast<const float*>(in(r)); };
+    auto out_f = [&](int c) { return reinterpret_cast<float*>(out(c)); };
+    __m128 a = _mm_loadu_ps(in_f(0)), b = _mm_loadu_ps(in_f(1));
+    __m128 c = _mm_loadu_ps(in_f(2)), d = _mm_loadu_ps(in_f(3));
     _MM_TRANSPOSE4_PS(a, b, c, d);
-    _mm_storeu_ps(out(0), a);
-    _mm_storeu_ps(out(1), b);
-    _mm_storeu_ps(out(2), c);
-    _mm_storeu_ps(out(3), d);
+    _mm_storeu_ps(out_f(0), a);
+    _mm_storeu_ps(out_f(1), b);
+    _mm_storeu_ps(out_f(2), c);
+    _mm_storeu_ps(out_f(3), d);
     return;
   }
 #endif
-  static_assert(kTileTranspose<P>, "transpose_tile: no register transpose for this width");
+  static_assert(kTileTranspose<P, Bytes>, "transpose_tile: no register transpose for this width");
 }
 
 }  // namespace detail
@@ -133,17 +176,17 @@ void repack(const V* src, std::size_t src_gstep, V* dst, std::size_t dst_gstep, 
         }
       }
       std::size_t i = 0;
-      if constexpr (kRun == 1 && sizeof(V) == 4 && detail::kTileTranspose<kWide>) {
+      if constexpr (kRun == 1 && detail::kTileTranspose<kWide, sizeof(V)>) {
         // Pack 1 <-> kWide: kWide x kWide tiles. To pack, rows are channels and columns the
         // elements of the wide group; to unpack, the other way round.
         void* element_rows[kWide];
         for (int k = 0; k < kWide; ++k) element_rows[k] = wide + std::size_t(k) * kWide;
         for (; i + kWide <= n; i += kWide) {
           if constexpr (InPack > OutPack) {
-            detail::transpose_tile<kWide>(element_rows, i * kWide, reinterpret_cast<void**>(narrow),
+            detail::transpose_tile<kWide, sizeof(V)>(element_rows, i * kWide, reinterpret_cast<void**>(narrow),
                                           i);
           } else {
-            detail::transpose_tile<kWide>(reinterpret_cast<void**>(narrow), i, element_rows,
+            detail::transpose_tile<kWide, sizeof(V)>(reinterpret_cast<void**>(narrow), i, element_rows,
                                           i * kWide);
           }
         }
