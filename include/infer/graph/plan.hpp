@@ -17,6 +17,7 @@ namespace infer::graph {
 struct Target {
   ElemType storage = ElemType::f32;  ///< preferred storage type (f32, f16 or bf16)
   int max_pack = simd::max_width;    ///< widest pack (1 turns packing off)
+  bool fuse = true;  ///< fuse activations and fold BatchNorm/Scale (off: the plain reference)
 };
 
 /// Why a graph cannot be composed, and where.

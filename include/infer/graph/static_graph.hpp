@@ -27,7 +27,8 @@ using element_t = std::conditional_t<
 /// The act:: functor of ncnn activation type `Type` with its parameters.
 template <int Type>
 constexpr auto make_act(const std::array<float, 2>& p) {
-  if constexpr (Type == 1 || Type == 2) return act::ReLU{p[0]};
+  if constexpr (Type == 1) return act::ReLU{};  // ncnn ignores type 1's parameters
+  if constexpr (Type == 2) return act::ReLU{p[0]};
   if constexpr (Type == 3) return act::Clip{p[0], p[1]};
   if constexpr (Type == 4) return act::Sigmoid{};
   if constexpr (Type == 5) return act::Mish{};

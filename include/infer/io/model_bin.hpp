@@ -26,7 +26,7 @@ enum class WeightType : int {
 inline constexpr std::uint32_t kTagF32 = 0;
 inline constexpr std::uint32_t kTagF16 = 0x01306B47;
 inline constexpr std::uint32_t kTagI8 = 0x000D4B38;
-inline constexpr std::uint32_t kTagF32Alt = 0x0002C056;  ///< f32 data written by newer tools
+inline constexpr std::uint32_t kTagF32Alt = 0x0002C056;  ///< f32 data whose int8 scales follow
 
 /// A sequence of weight buffers, read front to back.
 class ModelBin {
@@ -43,31 +43,45 @@ class ModelBinFromMemory final : public ModelBin {
       : bytes_(bytes), source_(std::move(source)) {}
 
   Result<std::vector<float>> load(std::size_t count, WeightType type) override {
-    std::vector<float> out(count);
+    // Each size is checked against the bytes left before anything is allocated, so a wrong count
+    // (from a bad .param) gives an Error rather than a huge allocation.
     if (type == WeightType::raw_f32) {
-      INFER_TRY(read(out.data(), count * sizeof(float), count, "raw f32"));
+      INFER_TRY(room(count, sizeof(float), count, "raw f32"));
+      std::vector<float> out(count);
+      read(out.data(), count * sizeof(float));
       return out;
     }
     std::uint32_t tag = 0;
     const std::size_t tag_at = offset_;
-    INFER_TRY(read(&tag, sizeof tag, count, "the 4-byte type tag of"));
+    INFER_TRY(room(1, sizeof tag, count, "the 4-byte type tag of"));
+    read(&tag, sizeof tag);
     if (tag == kTagF32 || tag == kTagF32Alt) {
-      INFER_TRY(read(out.data(), count * sizeof(float), count, "f32"));
-    } else if (tag == kTagF16) {
+      INFER_TRY(room(count, sizeof(float), count, "f32"));
+      std::vector<float> out(count);
+      read(out.data(), count * sizeof(float));
+      return out;
+    }
+    if (tag == kTagF16) {
+      INFER_TRY(room(count, sizeof(std::uint16_t), count, "f16"));
       std::vector<std::uint16_t> bits(count);
-      INFER_TRY(read(bits.data(), count * 2, count, "f16"));
+      read(bits.data(), count * sizeof(std::uint16_t));
+      std::vector<float> out(count);
       for (std::size_t i = 0; i < count; ++i) out[i] = to_f32(f16::from_bits(bits[i]));
-    } else if (tag == kTagI8) {
+      return out;
+    }
+    if (tag == kTagI8) {
       return make_error("{}: offset {}: int8-quantized weights (tag 0x000D4B38) are not supported",
                         source_, tag_at);
-    } else {
-      // Any other tag: a 256-entry f32 table follows, then one byte index per value.
-      float table[256];
-      INFER_TRY(read(table, sizeof table, count, "the 256-entry quantization table of"));
-      std::vector<std::uint8_t> index(count);
-      INFER_TRY(read(index.data(), count, count, "table-quantized"));
-      for (std::size_t i = 0; i < count; ++i) out[i] = table[index[i]];
     }
+    // Any other tag: a 256-entry f32 table follows, then one byte index per value.
+    float table[256];
+    INFER_TRY(room(1, sizeof table, count, "the 256-entry quantization table of"));
+    read(table, sizeof table);
+    INFER_TRY(room(count, 1, count, "table-quantized"));
+    std::vector<std::uint8_t> index(count);
+    read(index.data(), count);
+    std::vector<float> out(count);
+    for (std::size_t i = 0; i < count; ++i) out[i] = table[index[i]];
     return out;
   }
 
@@ -75,16 +89,23 @@ class ModelBinFromMemory final : public ModelBin {
   std::size_t offset() const { return offset_; }
 
  private:
-  /// Copies `bytes` bytes and then skips to the next 4-byte boundary.
-  Status read(void* dst, std::size_t bytes, std::size_t count, const char* what) {
-    if (bytes > bytes_.size() - offset_) {
-      return make_error("{}: offset {}: needs {} bytes for {} {} values, only {} left", source_,
-                        offset_, bytes, what, count, bytes_.size() - offset_);
-    }
+  /// An Error unless `n` items of `size` bytes each are left (the error names `count` values of
+  /// the buffer being read and what the bytes were for).
+  Status room(std::size_t n, std::size_t size, std::size_t count, const char* what) const {
+    const std::size_t left = bytes_.size() - offset_;
+    if (n <= left / size) return {};
+    if (n > SIZE_MAX / size)
+      return make_error("{}: offset {}: needs {} x {} bytes for {} {} values, only {} left",
+                        source_, offset_, n, size, what, count, left);
+    return make_error("{}: offset {}: needs {} bytes for {} {} values, only {} left", source_,
+                      offset_, n * size, what, count, left);
+  }
+
+  /// Copies `bytes` bytes (room() checked them) and then skips to the next 4-byte boundary.
+  void read(void* dst, std::size_t bytes) {
     if (bytes) std::memcpy(dst, bytes_.data() + offset_, bytes);
     offset_ += bytes;
     offset_ = std::min(bytes_.size(), (offset_ + 3) & ~std::size_t{3});
-    return {};
   }
 
   std::span<const std::byte> bytes_;

@@ -13,7 +13,7 @@ namespace infer::layers {
 /// ncnn activation_type numbering.
 enum class ActivationType : int {
   none = 0,
-  relu = 1,        ///< leaky when params[0] != 0
+  relu = 1,        ///< plain ReLU; the parameters are ignored
   leaky_relu = 2,  ///< params[0] = slope
   clip = 3,        ///< params = {min, max}
   sigmoid = 4,
@@ -36,8 +36,7 @@ auto with_activation(const ActivationParam& a, F&& f) -> decltype(f(act::Identit
   switch (a.type) {
     case 0:
       return f(act::Identity{});
-    case 1:
-      if (a.params[0] != 0.f) return f(act::ReLU{a.params[0]});
+    case 1:  // ncnn ignores the parameters of type 1
       return f(act::ReLU{});
     case 2:
       return f(act::ReLU{a.params[0]});

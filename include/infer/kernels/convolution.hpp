@@ -1,0 +1,197 @@
+// Direct 2-D convolution kernels, the path every shape can take: one output position at a time,
+// vectorized across the lanes of an output channel group. The epilogue adds the bias and applies
+// the activation functor Act (a template parameter) to the accumulators before the store; faster
+// kernels keep that hook. Inputs come padded: the kernels read no border and check no bounds.
+#pragma once
+
+#include <cstddef>
+#include <infer/element.hpp>
+#include <infer/mat.hpp>
+#include <infer/simd.hpp>
+
+namespace infer::kernels {
+
+/// Kernel extents, dilation and stride of a 2-D window.
+struct ConvGeometry {
+  int kernel_w = 1, kernel_h = 1;
+  int dilation_w = 1, dilation_h = 1;
+  int stride_w = 1, stride_h = 1;
+};
+
+namespace detail {
+
+/// W floats: a native batch, or a plain float for W = 1.
+template <int W>
+struct VecOf {
+  using type = simd::fbatch<W>;
+};
+template <>
+struct VecOf<1> {
+  using type = float;
+};
+
+/// N lanes held as `blocks` registers of W floats: the widest native batch that divides N, or
+/// plain floats where N or the target is scalar.
+template <int N>
+struct Lanes {
+  static constexpr int W = N < simd::max_width ? N : simd::max_width;
+  static constexpr int blocks = N / W;
+  using Vec = typename VecOf<W>::type;
+
+  static Vec zero() { return Vec(0.f); }
+  static Vec splat(float v) { return Vec(v); }
+  template <StorageElement T>
+  static Vec load(const T* p) {
+    if constexpr (W == 1) {
+      return to_f32(*p);
+    } else {
+      return simd::load<W>(p);
+    }
+  }
+  template <StorageElement T>
+  static void store(T* p, Vec v) {
+    if constexpr (W == 1) {
+      *p = from_f32<T>(v);
+    } else {
+      simd::store<W>(p, v);
+    }
+  }
+  /// a * b + c
+  static Vec fma(Vec a, Vec b, Vec c) {
+    if constexpr (W == 1) {
+      return a * b + c;
+    } else {
+      return xsimd::fma(a, b, c);
+    }
+  }
+};
+
+/// The epilogue: act(acc + bias) stored to the N lanes at dst.
+template <int N, StorageElement T, class Act>
+void store_epilogue(T* dst, const typename Lanes<N>::Vec* acc, const float* bias, const Act& act) {
+  using L = Lanes<N>;
+  for (int b = 0; b < L::blocks; ++b)
+    L::store(dst + b * L::W, act(acc[b] + L::load(bias + b * L::W)));
+}
+
+/// Whether a loop of `work` multiply-adds is worth spreading over threads.
+inline bool worth_threads(std::size_t work) { return work >= (std::size_t(1) << 16); }
+
+}  // namespace detail
+
+/// The weights of convolution_direct for num_output x num_input channels in its layout: for each
+/// output channel group, input channel group, kernel position and input lane, the OutPack weights
+/// of that group's output lanes. `src` is ncnn's [num_output][num_input][kernel_h][kernel_w].
+template <int InPack,   ///< lanes of an input channel group
+          int OutPack>  ///< lanes of an output channel group
+void convolution_direct_weights(const float* src, float* dst, int num_input, int num_output,
+                                int maxk) {
+  const int in_groups = num_input / InPack;
+  for (int p = 0; p < num_output; ++p) {
+    for (int c = 0; c < num_input; ++c) {
+      for (int k = 0; k < maxk; ++k) {
+        const std::size_t to =
+            ((((std::size_t(p / OutPack) * in_groups + c / InPack) * maxk + k) * InPack +
+              c % InPack) *
+                 OutPack +
+             p % OutPack);
+        dst[to] = src[(std::size_t(p) * num_input + c) * maxk + k];
+      }
+    }
+  }
+}
+
+/// out = act(conv(in, weights) + bias) over every output channel group of `out`. `in` is the
+/// padded input (its extents give the window positions); `weights` are laid out by
+/// convolution_direct_weights for in.c * InPack inputs; `bias` holds out.c * OutPack values.
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int InPack,        ///< lanes of an input channel group
+          int OutPack,       ///< lanes of an output channel group (vectorized)
+          class Act>         ///< epilogue activation, callable on float and on simd batches
+void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
+                        const float* weights, const float* bias, const ConvGeometry& g,
+                        const Act& act, int num_threads) {
+  using L = detail::Lanes<OutPack>;
+  const int maxk = g.kernel_w * g.kernel_h;
+  const std::size_t group_weights = std::size_t(in.c) * maxk * InPack * OutPack;
+  const int out_groups = out.c;
+  const std::size_t work = std::size_t(out.w) * out.h * out_groups * group_weights;
+#pragma omp parallel for num_threads(num_threads) if (detail::worth_threads(work))
+  for (int q = 0; q < out_groups; ++q) {
+    const float* wq = weights + q * group_weights;
+    for (int y = 0; y < out.h; ++y) {
+      T* dst = out.row(q, y);
+      for (int x = 0; x < out.w; ++x) {
+        typename L::Vec acc[L::blocks];
+        for (int b = 0; b < L::blocks; ++b) acc[b] = L::zero();
+        const float* wp = wq;
+        for (int c = 0; c < in.c; ++c) {
+          const T* src = in.row(c, y * g.stride_h) + std::size_t(x) * g.stride_w * InPack;
+          for (int ky = 0; ky < g.kernel_h; ++ky) {
+            const T* srow = src + std::size_t(ky) * g.dilation_h * in.w * InPack;
+            for (int kx = 0; kx < g.kernel_w; ++kx) {
+              const T* s = srow + std::size_t(kx) * g.dilation_w * InPack;
+              for (int i = 0; i < InPack; ++i, wp += OutPack) {
+                const typename L::Vec v = L::splat(to_f32(s[i]));
+                for (int b = 0; b < L::blocks; ++b)
+                  acc[b] = L::fma(v, L::load(wp + b * L::W), acc[b]);
+              }
+            }
+          }
+        }
+        detail::store_epilogue<OutPack>(dst + std::size_t(x) * OutPack, acc,
+                                        bias + std::size_t(q) * OutPack, act);
+      }
+    }
+  }
+}
+
+/// The weights of convolution_depthwise_direct for `channels` channels in its layout: for each
+/// channel group and kernel position, the Pack weights of that group's lanes. `src` is ncnn's
+/// [channels][kernel_h][kernel_w].
+template <int Pack>  ///< lanes of a channel group
+void convolution_depthwise_weights(const float* src, float* dst, int channels, int maxk) {
+  for (int c = 0; c < channels; ++c)
+    for (int k = 0; k < maxk; ++k)
+      dst[(std::size_t(c / Pack) * maxk + k) * Pack + c % Pack] = src[std::size_t(c) * maxk + k];
+}
+
+/// Depthwise: output channel c = act(conv(input channel c, its own kernel) + bias[c]), vectorized
+/// across the Pack lanes of a channel group. `in` is the padded input; `weights` are laid out by
+/// convolution_depthwise_weights; `bias` holds out.c * Pack values.
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int Pack,          ///< lanes of a channel group (vectorized)
+          class Act>         ///< epilogue activation, callable on float and on simd batches
+void convolution_depthwise_direct(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
+                                  const float* weights, const float* bias, const ConvGeometry& g,
+                                  const Act& act, int num_threads) {
+  using L = detail::Lanes<Pack>;
+  const int maxk = g.kernel_w * g.kernel_h;
+  const int groups = out.c;
+  const std::size_t work = std::size_t(out.w) * out.h * groups * maxk * Pack;
+#pragma omp parallel for num_threads(num_threads) if (detail::worth_threads(work))
+  for (int q = 0; q < groups; ++q) {
+    const float* wq = weights + std::size_t(q) * maxk * Pack;
+    for (int y = 0; y < out.h; ++y) {
+      T* dst = out.row(q, y);
+      for (int x = 0; x < out.w; ++x) {
+        typename L::Vec acc[L::blocks];
+        for (int b = 0; b < L::blocks; ++b) acc[b] = L::zero();
+        const T* src = in.row(q, y * g.stride_h) + std::size_t(x) * g.stride_w * Pack;
+        const float* wp = wq;
+        for (int ky = 0; ky < g.kernel_h; ++ky) {
+          const T* srow = src + std::size_t(ky) * g.dilation_h * in.w * Pack;
+          for (int kx = 0; kx < g.kernel_w; ++kx, wp += Pack) {
+            const T* s = srow + std::size_t(kx) * g.dilation_w * Pack;
+            for (int b = 0; b < L::blocks; ++b)
+              acc[b] = L::fma(L::load(s + b * L::W), L::load(wp + b * L::W), acc[b]);
+          }
+        }
+        detail::store_epilogue<Pack>(dst + std::size_t(x) * Pack, acc, bias + std::size_t(q) * Pack,
+                                     act);
+      }
+    }
+  }
+}
+
+}  // namespace infer::kernels

@@ -1,0 +1,309 @@
+// ncnn ConvolutionDepthWise: Convolution with the channels split into `group` groups, each
+// convolved with its own num_output / group filters, on 3-D (w, h, c) blobs. group == channels ==
+// num_output is the depthwise case, vectorized over a channel group's pack lanes. Any other
+// grouping runs the direct convolution kernel once per group; where a group's input channels are
+// not a multiple of the input pack, or its outputs not of the output pack, that layer computes at
+// pack 1 (input unpacked, output repacked, both in workspace memory). f32/f16/bf16 storage, every
+// pack; output pack pack_for(num_output, pack). Not supported, each an Error: int8
+// (8=int8_scale_term), 1-D/2-D inputs. ncnn's 19=dynamic_weight is not a member.
+#pragma once
+
+#include <cstddef>
+#include <infer/concepts.hpp>
+#include <infer/convert.hpp>
+#include <infer/io/model_bin.hpp>
+#include <infer/kernels/convolution.hpp>
+#include <infer/layers/detail/activation_param.hpp>
+#include <infer/layers/detail/conv_common.hpp>
+#include <infer/shape.hpp>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace infer::layers {
+
+/// Parameters default as in ncnn; those ncnn defaults to another parameter hold kSameAs (see
+/// Convolution).
+struct ConvolutionDepthWise {
+  int num_output = 0;            ///< ncnn 0=num_output
+  int kernel_w = 0;              ///< ncnn 1=kernel_w
+  int dilation_w = 1;            ///< ncnn 2=dilation_w
+  int stride_w = 1;              ///< ncnn 3=stride_w
+  int pad_left = 0;              ///< ncnn 4=pad_left; kPadSameUpper/-Lower (-233/-234): SAME
+  int bias_term = 0;             ///< ncnn 5=bias_term
+  int weight_data_size = 0;      ///< ncnn 6=weight_data_size
+  int group = 1;                 ///< ncnn 7=group
+  int int8_scale_term = 0;       ///< ncnn 8=int8_scale_term; int8 is not supported, must be 0
+  ActivationParam activation{};  ///< ncnn 9=activation_type, 10=activation_params
+  int kernel_h = kSameAs;        ///< ncnn 11=kernel_h; kSameAs: kernel_w
+  int dilation_h = kSameAs;      ///< ncnn 12=dilation_h; kSameAs: dilation_w
+  int stride_h = kSameAs;        ///< ncnn 13=stride_h; kSameAs: stride_w
+  int pad_top = kSameAs;         ///< ncnn 14=pad_top; kSameAs: pad_left
+  int pad_right = kSameAs;       ///< ncnn 15=pad_right; kSameAs: pad_left
+  int pad_bottom = kSameAs;      ///< ncnn 16=pad_bottom; kSameAs: pad_top
+  float pad_value = 0.f;         ///< ncnn 18=pad_value
+  /// [group][num_output / group][num_input / group][kernel_h][kernel_w], weight_data_size values.
+  std::vector<float> weight_data{};
+  /// [num_output] when bias_term.
+  std::vector<float> bias_data{};
+  /// weight_data in the kernels' layout for input pack prepared_pack (prepare()).
+  std::vector<float> weight_packed{};
+  /// bias_data, or num_output zeros without bias_term (prepare()).
+  std::vector<float> bias_packed{};
+  int prepared_pack = 0;  ///< the input pack weight_packed is laid out for; 0: not prepared
+  int compute_pack = 0;   ///< the input pack the grouped kernel runs at (prepared_pack or 1)
+
+  using storage = float_storage;
+  using packs = all_packs;
+
+  /// Input channels the weights imply: weight_data_size / (kernel_w * kernel_h * num_output /
+  /// group), as ncnn computes them.
+  constexpr int num_input() const {
+    const detail::Window2D win = detail::conv_window(*this);
+    if (group <= 0) return 0;
+    const std::int64_t per_input = std::int64_t(win.kernel_w) * win.kernel_h * (num_output / group);
+    return per_input > 0 ? int(weight_data_size / per_input) : 0;
+  }
+  /// Whether each channel is convolved alone (group == channels == num_output).
+  constexpr bool depthwise() const { return group == num_output && num_input() == group; }
+
+  /// Checks the parameters alone (static messages).
+  constexpr ShapeCheck check_params() const {
+    if (int8_scale_term != 0) return shape_error("int8 (int8_scale_term != 0) is not supported");
+    if (num_output <= 0) return shape_error("num_output must be > 0");
+    if (group <= 0 || num_output % group != 0)
+      return shape_error("group must be > 0 and divide num_output");
+    const detail::Window2D win = detail::conv_window(*this);
+    if (ShapeCheck c = detail::check_window(win); !c.ok()) return c;
+    const std::int64_t per_input = std::int64_t(win.maxk()) * (num_output / group);
+    if (per_input > INT_MAX || weight_data_size <= 0 || weight_data_size % per_input != 0 ||
+        num_input() % group != 0)
+      return shape_error(
+          "weight_data_size must be kernel_w * kernel_h * num_input * num_output / group, with "
+          "group dividing num_input");
+    if (!activation.valid()) return shape_error("activation_type must be 0..6");
+    return {};
+  }
+
+  /// One 3-D input of num_input() channels; output (outw, outh, num_output).
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    if (ShapeCheck c = check_params(); !c.ok()) return c;
+    if (in[0].dims != 3) return shape_error("input must be 3-D (w, h, c)");
+    if (in[0].c != num_input())
+      return shape_error("input channels differ from what weight_data_size implies");
+    detail::WindowPlan plan;
+    const ShapeCheck c = detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this),
+                                             in[0].w, in[0].h, plan);
+    if (!c.ok()) return c;
+    out[0] = Shape::of(plan.outw, plan.outh, num_output);
+    return {};
+  }
+
+  /// weight_data (tagged, weight_data_size values), then bias_data (raw f32) when bias_term.
+  Status load(io::ModelBin& mb) {
+    if (weight_data_size <= 0 || (bias_term && num_output <= 0))
+      return make_error("ConvolutionDepthWise: weight_data_size {} and num_output {} must be > 0",
+                        weight_data_size, num_output);
+    auto w = mb.load(std::size_t(weight_data_size), io::WeightType::tagged);
+    if (!w.ok()) return make_error("ConvolutionDepthWise: weight_data: {}", w.message());
+    weight_data = std::move(w).value();
+    bias_data.clear();
+    if (bias_term) {
+      auto b = mb.load(std::size_t(num_output), io::WeightType::raw_f32);
+      if (!b.ok()) return make_error("ConvolutionDepthWise: bias_data: {}", b.message());
+      bias_data = std::move(b).value();
+    }
+    prepared_pack = 0;
+    return {};
+  }
+
+  /// Lays the weights out for input pack `pack` (output pack pack_for(num_output, pack)), and
+  /// chooses the pack a grouped layer computes at. Weights stay f32 for every storage type.
+  Status prepare(ElemType /*type*/, int pack, const Option& /*opt*/) {
+    INFER_TRY(check_weights());
+    if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
+      return make_error("ConvolutionDepthWise: pack must be 1, 4, 8 or 16, got {}", pack);
+    const int cin = num_input();
+    if (cin % pack != 0)
+      return make_error(
+          "ConvolutionDepthWise: pack {} does not divide the {} input channels weight_data_size {} "
+          "implies",
+          pack, cin, weight_data_size);
+    const int maxk = detail::conv_window(*this).maxk();
+    weight_packed.resize(weight_data.size());
+    if (depthwise()) {
+      detail::with_pack<16>(pack, [&](auto p) {
+        kernels::convolution_depthwise_weights<decltype(p)::value>(weight_data.data(),
+                                                                   weight_packed.data(), cin, maxk);
+      });
+      compute_pack = pack;
+    } else {
+      const int cin_g = cin / group, cout_g = num_output / group;
+      const int out_pack = pack_for(num_output, pack);
+      const bool packed = cin_g % pack == 0 && cout_g % out_pack == 0;
+      compute_pack = packed ? pack : 1;
+      const int cpack_out = packed ? out_pack : 1;
+      const std::size_t per_group = std::size_t(cin_g) * cout_g * maxk;
+      detail::with_pack<16>(compute_pack, [&](auto in_pack) {
+        detail::with_pack<decltype(in_pack)::value>(cpack_out, [&](auto out_p) {
+          for (int g = 0; g < group; ++g)
+            kernels::convolution_direct_weights<decltype(in_pack)::value, decltype(out_p)::value>(
+                weight_data.data() + g * per_group, weight_packed.data() + g * per_group, cin_g,
+                cout_g, maxk);
+        });
+      });
+    }
+    bias_packed = bias_term ? bias_data : std::vector<float>(std::size_t(num_output), 0.f);
+    prepared_pack = pack;
+    return {};
+  }
+
+  /// Folds a following y = x * a[p] + b[p] per output channel into the weights and bias (sets
+  /// bias_term). Not past a fused activation, which does not commute with it.
+  Status fold_affine(std::span<const float> a, std::span<const float> b) {
+    INFER_TRY(check_weights());
+    if (activation.type != 0)
+      return make_error("ConvolutionDepthWise: cannot fold an affine map behind activation_type {}",
+                        activation.type);
+    if (a.size() != std::size_t(num_output) || b.size() != std::size_t(num_output))
+      return make_error(
+          "ConvolutionDepthWise: fold_affine needs {} values in a and b, got {} and {}", num_output,
+          a.size(), b.size());
+    // Output channel p's weights are one block in ncnn's order whatever the grouping.
+    const std::size_t per = weight_data.size() / std::size_t(num_output);
+    if (!bias_term) bias_data.assign(std::size_t(num_output), 0.f);
+    for (std::size_t p = 0; p < std::size_t(num_output); ++p) {
+      for (std::size_t i = 0; i < per; ++i) weight_data[p * per + i] *= a[p];
+      bias_data[p] = bias_data[p] * a[p] + b[p];
+    }
+    bias_term = 1;
+    prepared_pack = 0;
+    weight_packed.clear();
+    return {};
+  }
+
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    if (!activation.valid())
+      return make_error("ConvolutionDepthWise: activation_type {} is not one of ncnn's 0..6",
+                        activation.type);
+    return with_activation(
+        activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
+  }
+
+  /// forward with `act` applied to the accumulators in place of `activation`.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    detail::WindowPlan plan;
+    INFER_TRY(check_input<T, Pack>(bottom, plan));
+    if (prepared_pack != Pack || weight_packed.size() != std::size_t(weight_data_size) ||
+        bias_packed.size() != std::size_t(num_output))
+      return make_error(
+          "ConvolutionDepthWise: weights are not prepared for pack {} (prepared for {}; call "
+          "prepare after load)",
+          Pack, prepared_pack);
+    auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
+    if (!padded.ok()) return make_error("ConvolutionDepthWise: padding: {}", padded.message());
+    const Mat& src = padded.value();
+    const int out_pack = pack_for(num_output, Pack);
+    const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
+    const detail::Window2D w = detail::conv_window(*this);
+    const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
+                                  w.dilation_h, w.stride_w, w.stride_h};
+
+    if (depthwise()) {  // channels == num_output, so out_pack == Pack
+      INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
+      kernels::convolution_depthwise_direct<T, Pack>(src.view<T, Pack>(), top.view<T, Pack>(),
+                                                     weight_packed.data(), bias_packed.data(), g,
+                                                     act, opt.num_threads);
+      return {};
+    }
+    if (compute_pack == Pack) {
+      INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
+      detail::with_pack<Pack>(out_pack, [&](auto op) {
+        grouped<T, Pack, decltype(op)::value>(src, top, g, act, opt.num_threads);
+      });
+      return {};
+    }
+    // A group's channels do not fill whole packs: compute unpacked, in workspace memory.
+    Option ws = opt;
+    ws.blob_allocator = opt.workspace_alloc();
+    Mat src1;
+    INFER_TRY(convert_packing(src, src1, 1, ws));
+    if (out_pack == 1) {
+      INFER_TRY(top.create(out_shape, elem_type_v<T>, 1, opt.blob_alloc()));
+      grouped<T, 1, 1>(src1, top, g, act, opt.num_threads);
+      return {};
+    }
+    Mat top1;
+    INFER_TRY(top1.create(out_shape, elem_type_v<T>, 1, ws.blob_alloc()));
+    grouped<T, 1, 1>(src1, top1, g, act, opt.num_threads);
+    return convert_packing(top1, top, out_pack, opt);
+  }
+
+ private:
+  /// The direct kernel once per group, on the group's channel range of input and output.
+  template <StorageElement T, int InPack, int OutPack, class Act>
+  void grouped(const Mat& src, const Mat& dst, const kernels::ConvGeometry& g, const Act& act,
+               int num_threads) const {
+    const int cin_g = num_input() / group, cout_g = num_output / group;
+    const std::size_t per_group = std::size_t(cin_g) * cout_g * g.kernel_w * g.kernel_h;
+    for (int k = 0; k < group; ++k) {
+      MatView<T, InPack> in = src.view<T, InPack>();
+      in.data = in.channel(k * cin_g / InPack);
+      in.c = cin_g / InPack;
+      MatView<T, OutPack> out = dst.view<T, OutPack>();
+      out.data = out.channel(k * cout_g / OutPack);
+      out.c = cout_g / OutPack;
+      kernels::convolution_direct<T, InPack, OutPack>(in, out, weight_packed.data() + k * per_group,
+                                                      bias_packed.data() + k * cout_g, g, act,
+                                                      num_threads);
+    }
+  }
+
+  Status check_weights() const {
+    if (int8_scale_term != 0)
+      return make_error("ConvolutionDepthWise: int8 (int8_scale_term {}) is not supported",
+                        int8_scale_term);
+    if (!activation.valid())
+      return make_error("ConvolutionDepthWise: activation_type {} is not one of ncnn's 0..6",
+                        activation.type);
+    if (ShapeCheck c = check_params(); !c.ok())
+      return make_error(
+          "ConvolutionDepthWise: {} (num_output {}, group {}, kernel {}x{}, weight_data_size {})",
+          c.error, num_output, group, kernel_w, detail::resolve(kernel_h, kernel_w),
+          weight_data_size);
+    if (weight_data.size() != std::size_t(weight_data_size))
+      return make_error(
+          "ConvolutionDepthWise: weight_data holds {} values, weight_data_size is {} (load the "
+          "weights first)",
+          weight_data.size(), weight_data_size);
+    if (bias_term && bias_data.size() != std::size_t(num_output))
+      return make_error("ConvolutionDepthWise: bias_data holds {} values, expected num_output = {}",
+                        bias_data.size(), num_output);
+    return {};
+  }
+
+  template <StorageElement T, int Pack>
+  Status check_input(const Mat& bottom, detail::WindowPlan& plan) const {
+    if (!bottom.is<T, Pack>())
+      return make_error("ConvolutionDepthWise: input is {}, expected {} pack {}", bottom.describe(),
+                        to_string(elem_type_v<T>), Pack);
+    if (bottom.dims() != 3)
+      return make_error("ConvolutionDepthWise: input {} must be 3-D (w, h, c)", bottom.describe());
+    const Shape s = bottom.shape();
+    if (s.c != num_input())
+      return make_error(
+          "ConvolutionDepthWise: input {} has {} channels, weight_data_size {} implies {} (group "
+          "{}, num_output {})",
+          bottom.describe(), s.c, weight_data_size, num_input(), group, num_output);
+    const ShapeCheck c =
+        detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this), s.w, s.h, plan);
+    if (!c.ok())
+      return make_error("ConvolutionDepthWise: input {}: {}", bottom.describe(), c.error);
+    return {};
+  }
+};
+
+}  // namespace infer::layers

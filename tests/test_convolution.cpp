@@ -1,0 +1,459 @@
+// Convolution against a plain-loop f32 reference over every float type and pack: 1x1, 3x3 (stride
+// 1 and 2), dilated 5x5, asymmetric and SAME (-233/-234) pads, every fused activation, odd channel
+// counts and 1-wide/1-high inputs; forward_fused with a functor; fold_affine; load() from arrays
+// and from .bin bytes (f32 and f16 tags, truncated); shape inference at compile time; error paths.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <infer/layers/convolution.hpp>
+#include <random>
+
+#include "support/layer_tester.hpp"
+
+using infer::ElemType;
+using infer::Mat;
+using infer::Option;
+using infer::Placement;
+using infer::Shape;
+using infer::Status;
+using infer::layers::ActivationParam;
+using infer::layers::Convolution;
+using infer::layers::kPadSameLower;
+using infer::layers::kPadSameUpper;
+using infer::layers::kSameAs;
+using infer::test::LayerTester;
+using infer::test::RefTensor;
+
+namespace {
+
+/// ncnn's fused activations, written from their definitions.
+float activation_ref(float x, const ActivationParam& a) {
+  const float p0 = a.params[0], p1 = a.params[1];
+  switch (a.type) {
+    case 1:
+      return x > 0.f ? x : 0.f;
+    case 2:
+      return x > 0.f ? x : x * p0;
+    case 3:
+      return std::min(std::max(x, p0), p1);
+    case 4:
+      return 1.f / (1.f + std::exp(-x));
+    case 5:
+      return x * std::tanh(std::log(1.f + std::exp(x)));
+    case 6: {
+      const float lower = -p1 / p0, upper = 1.f / p0 + lower;
+      return x < lower ? 0.f : x > upper ? x : x * (x * p0 + p1);
+    }
+    default:
+      return x;
+  }
+}
+
+int or_w(int v, int w) { return v == kSameAs ? w : v; }
+
+/// Plain convolution on logical indices: zero-based output (ox, oy, oc) reads input
+/// (ox * stride + kx * dilation - pad_left, ...) or pad_value outside the input.
+RefTensor conv_ref(const RefTensor& in, const Convolution& c) {
+  const int kw = c.kernel_w, kh = or_w(c.kernel_h, kw);
+  const int dw = c.dilation_w, dh = or_w(c.dilation_h, dw);
+  const int sw = c.stride_w, sh = or_w(c.stride_h, sw);
+  int pl = c.pad_left, pt = or_w(c.pad_top, pl), pr = or_w(c.pad_right, pl),
+      pb = or_w(c.pad_bottom, pt);
+  const int w = in.shape.w, h = in.shape.h, cin = in.shape.c;
+  const int ew = dw * (kw - 1) + 1, eh = dh * (kh - 1) + 1;
+  if (pl == kPadSameUpper || pl == kPadSameLower) {
+    // ONNX auto_pad: ceil(n / stride) outputs, total pad (out - 1) * stride + extent - n.
+    auto total = [](int n, int e, int s) { return std::max(0, ((n + s - 1) / s - 1) * s + e - n); };
+    const int tw = total(w, ew, sw), th = total(h, eh, sh);
+    const bool upper = pl == kPadSameUpper;
+    pl = upper ? tw / 2 : (tw + 1) / 2;
+    pr = tw - pl;
+    pt = upper ? th / 2 : (th + 1) / 2;
+    pb = th - pt;
+  }
+  const int outw = (w + pl + pr - ew) / sw + 1, outh = (h + pt + pb - eh) / sh + 1;
+  RefTensor out(Shape::of(outw, outh, c.num_output));
+  for (int oc = 0; oc < c.num_output; ++oc) {
+    for (int oy = 0; oy < outh; ++oy) {
+      for (int ox = 0; ox < outw; ++ox) {
+        double sum = c.bias_term ? c.bias_data[std::size_t(oc)] : 0.0;
+        for (int ic = 0; ic < cin; ++ic) {
+          for (int ky = 0; ky < kh; ++ky) {
+            for (int kx = 0; kx < kw; ++kx) {
+              const int iy = oy * sh + ky * dh - pt, ix = ox * sw + kx * dw - pl;
+              const float v =
+                  (iy >= 0 && iy < h && ix >= 0 && ix < w) ? in.at(ix, iy, 0, ic) : c.pad_value;
+              sum += double(v) *
+                     c.weight_data[((std::size_t(oc) * cin + ic) * kh + ky) * kw + std::size_t(kx)];
+            }
+          }
+        }
+        out.at(ox, oy, 0, oc) = activation_ref(float(sum), c.activation);
+      }
+    }
+  }
+  return out;
+}
+
+/// `c` with weight_data_size and random weights (and bias when bias_term) for `cin` inputs.
+Convolution with_weights(Convolution c, int cin, unsigned seed = 7) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+  c.weight_data_size = c.kernel_w * or_w(c.kernel_h, c.kernel_w) * cin * c.num_output;
+  c.weight_data.resize(std::size_t(c.weight_data_size));
+  for (float& v : c.weight_data) v = dist(rng);
+  c.bias_data.clear();
+  if (c.bias_term)
+    for (int i = 0; i < c.num_output; ++i) c.bias_data.push_back(dist(rng));
+  return c;
+}
+
+void sweep(const Convolution& c, const std::string& what, const std::vector<Shape>& shapes) {
+  LayerTester(c, what)
+      .reference([c](const std::vector<RefTensor>& in) {
+        return std::vector<RefTensor>{conv_ref(in[0], c)};
+      })
+      .shapes(shapes)
+      .tolerance(ElemType::f32, 1e-4f, 1e-4f)
+      .run();
+}
+
+/// Output shape from infer_shapes, or dims 0 on failure (usable in static_assert).
+constexpr Shape inferred(const Convolution& c, Shape in) {
+  Shape out[1];
+  return c.infer_shapes(std::span<const Shape>(&in, 1), out).ok() ? out[0] : Shape{};
+}
+
+// 3x3 stride 2 SAME_UPPER over 7x6: ceil(7/2) x ceil(6/2); weight_data_size implies 3 inputs.
+static_assert(inferred(Convolution{.num_output = 8,
+                                   .kernel_w = 3,
+                                   .stride_w = 2,
+                                   .pad_left = kPadSameUpper,
+                                   .weight_data_size = 8 * 3 * 9},
+                       Shape::of(7, 6, 3)) == Shape::of(4, 3, 8));
+// 5x3 kernel, dilation 2 (extents 9 x 5), pads l1 r0 t2 b0: (10 + 1 - 9) + 1 by (6 + 2 - 5) + 1.
+static_assert(inferred(Convolution{.num_output = 4,
+                                   .kernel_w = 5,
+                                   .dilation_w = 2,
+                                   .pad_left = 1,
+                                   .weight_data_size = 4 * 2 * 15,
+                                   .kernel_h = 3,
+                                   .pad_top = 2,
+                                   .pad_right = 0,
+                                   .pad_bottom = 0},
+                       Shape::of(10, 6, 2)) == Shape::of(3, 4, 4));
+// Wrong channel count and a kernel larger than the input fail.
+static_assert(inferred(Convolution{.num_output = 8, .kernel_w = 3, .weight_data_size = 8 * 3 * 9},
+                       Shape::of(7, 6, 4))
+                  .dims == 0);
+static_assert(inferred(Convolution{.num_output = 8, .kernel_w = 3, .weight_data_size = 8 * 3 * 9},
+                       Shape::of(2, 6, 3))
+                  .dims == 0);
+
+static_assert(infer::check_layer<Convolution>());
+static_assert(infer::PreparedLayer<Convolution>);
+static_assert(infer::FoldsAffine<Convolution>);
+static_assert(infer::io::LoadsWeights<Convolution>);
+static_assert(infer::ShapeInferable<Convolution>);
+static_assert(infer::FusesActivation<Convolution, infer::f16, 8, infer::act::HardSwish>);
+
+}  // namespace
+
+TEST_CASE("Convolution kernel sizes, strides, dilation and pads", "[layer][convolution]") {
+  sweep(with_weights({.num_output = 24, .kernel_w = 1, .bias_term = 1}, 16), "1x1 16->24 bias",
+        {Shape::of(13, 11, 16), Shape::of(1, 1, 16), Shape::of(1, 9, 16), Shape::of(7, 1, 16)});
+  sweep(with_weights({.num_output = 5, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 3),
+        "3x3 s1 pad1 3->5 bias",
+        {Shape::of(5, 7, 3), Shape::of(1, 1, 3), Shape::of(1, 6, 3), Shape::of(9, 1, 3)});
+  sweep(with_weights({.num_output = 24, .kernel_w = 3, .stride_w = 2}, 16), "3x3 s2 16->24",
+        {Shape::of(9, 9, 16), Shape::of(10, 8, 16), Shape::of(3, 3, 16)});
+  sweep(with_weights({.num_output = 8, .kernel_w = 5, .dilation_w = 2, .bias_term = 1}, 8),
+        "5x5 dilation 2 8->8", {Shape::of(13, 12, 8), Shape::of(9, 9, 8)});
+  sweep(with_weights({.num_output = 12,
+                      .kernel_w = 3,
+                      .stride_w = 2,
+                      .pad_left = 1,
+                      .bias_term = 1,
+                      .kernel_h = 2,
+                      .stride_h = 1,
+                      .pad_top = 2,
+                      .pad_right = 0,
+                      .pad_bottom = 1,
+                      .pad_value = -0.5f},
+                     4),
+        "3x2 s2x1 pads l1 r0 t2 b1 value -0.5 4->12",
+        {Shape::of(6, 5, 4), Shape::of(2, 1, 4), Shape::of(8, 1, 4)});
+  sweep(with_weights({.num_output = 5,
+                      .kernel_w = 2,
+                      .dilation_w = 3,
+                      .pad_left = 0,
+                      .dilation_h = 1,
+                      .pad_top = 1},
+                     16),
+        "2x2 dilation 3x1 pad t1 b1 16->5", {Shape::of(8, 4, 16), Shape::of(4, 1, 16)});
+  sweep(with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 16),
+        "3x3 pad1 16->32 (threaded)", {Shape::of(20, 18, 16)});
+}
+
+TEST_CASE("Convolution SAME pads (-233 upper, -234 lower)", "[layer][convolution]") {
+  for (int code : {kPadSameUpper, kPadSameLower}) {
+    // Even kernel extents and stride 2 give odd total pads, which the two codes split apart.
+    sweep(with_weights({.num_output = 4,
+                        .kernel_w = 4,
+                        .stride_w = 2,
+                        .pad_left = code,
+                        .bias_term = 1,
+                        .kernel_h = 3,
+                        .pad_value = 0.25f},
+                       8),
+          fmt::format("4x3 s2 pad {} 8->4", code),
+          {Shape::of(7, 6, 8), Shape::of(8, 8, 8), Shape::of(1, 1, 8), Shape::of(2, 5, 8)});
+    sweep(with_weights({.num_output = 16, .kernel_w = 3, .dilation_w = 2, .pad_left = code}, 4),
+          fmt::format("3x3 dilation 2 pad {} 4->16", code), {Shape::of(6, 7, 4)});
+  }
+}
+
+TEST_CASE("Convolution fused activations (9=activation_type 0..6)", "[layer][convolution]") {
+  const ActivationParam acts[] = {{0, {}}, {1, {}}, {2, {0.1f, 0.f}}, {3, {-1.f, 1.5f}},
+                                  {4, {}}, {5, {}}, {6, {0.2f, 0.5f}}};
+  for (const ActivationParam& a : acts) {
+    Convolution c = with_weights({.num_output = 8, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 4,
+                                 unsigned(a.type));
+    c.activation = a;
+    sweep(c, fmt::format("3x3 pad1 4->8 activation {}", a.type),
+          {Shape::of(6, 5, 4), Shape::of(1, 3, 4)});
+  }
+}
+
+TEST_CASE("Convolution forward_fused takes the activation functor", "[layer][convolution]") {
+  const Convolution c =
+      with_weights({.num_output = 8, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 4);
+  RefTensor in(Shape::of(6, 5, 4));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  for (float& v : in.v) v = dist(rng);
+  Convolution ref = c;
+  ref.activation = {2, {0.25f, 0.f}};
+  const RefTensor want = conv_ref(in, ref);
+
+  Option opt;
+  Convolution prepared = c;
+  REQUIRE(prepared.prepare(ElemType::f32, 4, opt).ok());
+  Mat in4;
+  REQUIRE(infer::convert(infer::test::to_mat(in), in4, ElemType::f32, 4, opt).ok());
+  Mat out;
+  const Status st = prepared.forward_fused<float, 4>(in4, out, opt, infer::act::ReLU{0.25f});
+  INFO((st.ok() ? std::string("ok") : st.message()));
+  REQUIRE(st.ok());
+  REQUIRE(out.elempack() == 4);  // pack_for(8 outputs, 4)
+  const RefTensor got = infer::test::from_mat(out);
+  REQUIRE(got.shape == want.shape);
+  for (std::size_t i = 0; i < want.v.size(); ++i)
+    REQUIRE(got.v[i] == Approx(want.v[i]).margin(1e-4));
+}
+
+TEST_CASE("Convolution fold_affine equals convolution then affine", "[layer][convolution]") {
+  for (int bias : {0, 1}) {
+    const Convolution c =
+        with_weights({.num_output = 12, .kernel_w = 3, .pad_left = 1, .bias_term = bias}, 8);
+    std::vector<float> a(12), b(12);
+    for (int i = 0; i < 12; ++i) {
+      a[std::size_t(i)] = 0.5f + 0.1f * float(i);
+      b[std::size_t(i)] = 0.3f - 0.05f * float(i);
+    }
+    Convolution folded = c;
+    REQUIRE(folded.fold_affine(a, b).ok());
+    REQUIRE(folded.bias_term == 1);
+    LayerTester(folded, fmt::format("folded 3x3 8->12 bias {}", bias))
+        .reference([c, a, b](const std::vector<RefTensor>& in) {
+          RefTensor out = conv_ref(in[0], c);
+          const std::size_t plane = std::size_t(out.shape.w) * out.shape.h;
+          for (std::size_t i = 0; i < out.v.size(); ++i)
+            out.v[i] = out.v[i] * a[i / plane] + b[i / plane];
+          return std::vector<RefTensor>{out};
+        })
+        .shapes({Shape::of(5, 4, 8)})
+        .tolerance(ElemType::f32, 1e-4f, 1e-4f)
+        .run();
+  }
+  Convolution c = with_weights({.num_output = 4, .kernel_w = 1}, 4);
+  const std::vector<float> three(3, 1.f), four(4, 1.f);
+  Status st = c.fold_affine(three, four);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("fold_affine needs 4 values"));
+  c.activation = {1, {}};
+  st = c.fold_affine(four, four);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("activation_type 1"));
+}
+
+namespace {
+
+void put_u32(std::vector<std::byte>& out, std::uint32_t v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  out.insert(out.end(), p, p + 4);
+}
+void put_f32(std::vector<std::byte>& out, const std::vector<float>& v) {
+  for (float x : v) put_u32(out, std::bit_cast<std::uint32_t>(x));
+}
+
+}  // namespace
+
+TEST_CASE("Convolution load() reads ncnn's weight order", "[layer][convolution][io]") {
+  // 3 inputs, 5 outputs, 3x3: 135 weights then 5 biases.
+  const Convolution src = with_weights({.num_output = 5, .kernel_w = 3, .bias_term = 1}, 3);
+  Convolution params = src;
+  params.weight_data.clear();
+  params.bias_data.clear();
+
+  SECTION("from arrays") {
+    infer::io::ModelBinFromArrays mb({src.weight_data, src.bias_data});
+    Convolution c = params;
+    REQUIRE(c.load(mb).ok());
+    REQUIRE(c.weight_data == src.weight_data);
+    REQUIRE(c.bias_data == src.bias_data);
+    REQUIRE(mb.consumed() == 2);
+
+    infer::io::ModelBinFromArrays short_mb({src.weight_data});
+    const Status st = Convolution(params).load(short_mb);
+    REQUIRE_FALSE(st.ok());
+    REQUIRE_THAT(st.message(), Catch::Contains("Convolution: bias_data"));
+  }
+  SECTION("from .bin bytes with the f32 tag") {
+    std::vector<std::byte> bin;
+    put_u32(bin, infer::io::kTagF32);
+    put_f32(bin, src.weight_data);
+    put_f32(bin, src.bias_data);
+    infer::io::ModelBinFromMemory mb(bin);
+    Convolution c = params;
+    REQUIRE(c.load(mb).ok());
+    REQUIRE(c.weight_data == src.weight_data);
+    REQUIRE(c.bias_data == src.bias_data);
+    REQUIRE(mb.offset() == bin.size());
+  }
+  SECTION("from .bin bytes with the f16 tag (odd count, padded to 4 bytes)") {
+    std::vector<std::byte> bin;
+    put_u32(bin, infer::io::kTagF16);
+    std::vector<float> rounded;
+    for (float w : src.weight_data) {
+      const infer::f16 h = infer::f32_to_f16(w);
+      rounded.push_back(infer::f16_to_f32(h));
+      const auto* p = reinterpret_cast<const std::byte*>(&h.bits);
+      bin.insert(bin.end(), p, p + 2);
+    }
+    bin.resize(bin.size() + 2);  // 135 halves: 270 bytes, aligned to 272
+    put_f32(bin, src.bias_data);
+    infer::io::ModelBinFromMemory mb(bin, "conv.bin");
+    Convolution c = params;
+    REQUIRE(c.load(mb).ok());
+    REQUIRE(c.weight_data == rounded);
+    REQUIRE(c.bias_data == src.bias_data);
+    REQUIRE(mb.offset() == bin.size());
+
+    // Runs with the loaded weights as the reference does.
+    sweep(c, "3x3 3->5 f16-loaded", {Shape::of(5, 4, 3)});
+  }
+  SECTION("a truncated .bin names the offset") {
+    std::vector<std::byte> bin;
+    put_u32(bin, infer::io::kTagF32);
+    put_f32(bin, src.weight_data);
+    put_f32(bin, src.bias_data);
+    bin.resize(bin.size() - 6);
+    infer::io::ModelBinFromMemory mb(bin, "conv.bin");
+    Convolution c = params;
+    const Status st = c.load(mb);
+    REQUIRE_FALSE(st.ok());
+    // The bias starts after the 4-byte tag and 135 floats.
+    REQUIRE_THAT(st.message(), Catch::Contains("Convolution: bias_data") &&
+                                   Catch::Contains("conv.bin: offset 544") &&
+                                   Catch::Contains("needs 20 bytes") &&
+                                   Catch::Contains("only 14 left"));
+
+    bin.resize(100);
+    infer::io::ModelBinFromMemory mb2(bin, "conv.bin");
+    const Status st2 = Convolution(params).load(mb2);
+    REQUIRE_FALSE(st2.ok());
+    REQUIRE_THAT(st2.message(), Catch::Contains("Convolution: weight_data") &&
+                                    Catch::Contains("offset 4") &&
+                                    Catch::Contains("needs 540 bytes"));
+  }
+}
+
+TEST_CASE("Convolution errors", "[layer][convolution]") {
+  Option opt;
+  auto run = [&](const Convolution& c, const Shape& s) {
+    Mat in(s);
+    in.fill(1.f);
+    Mat out;
+    return infer::run_layer<float>(c, in, out, 4, Placement::out_of_place, opt);
+  };
+  const Convolution c = with_weights({.num_output = 5, .kernel_w = 3, .bias_term = 1}, 3);
+
+  Status st = run(c, Shape::of(6, 6, 5));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("Convolution: input 3-D 6x6x5") &&
+                                 Catch::Contains("has 5 channels, weight_data_size 135 implies 3"));
+  st = run(c, Shape::of(6, 6, 4));  // the runner packs 4 channels by 4, which 3 inputs cannot be
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(),
+               Catch::Contains("pack 4 does not divide the 3 input channels weight_data_size 135"));
+
+  st = run(c, Shape::of(6, 18));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("must be 3-D"));
+
+  st = run(c, Shape::of(2, 6, 3));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("larger than the padded input"));
+
+  Convolution bad_pad = c;
+  bad_pad.pad_left = -1;
+  st = run(bad_pad, Shape::of(6, 6, 3));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("pads must be >= 0"));
+
+  Convolution int8 = c;
+  int8.int8_scale_term = 1;
+  st = run(int8, Shape::of(6, 6, 3));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("Convolution: int8"));
+
+  Convolution bad_act = c;
+  bad_act.activation.type = 7;
+  st = run(bad_act, Shape::of(6, 6, 3));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("activation_type 7"));
+
+  Convolution unloaded = c;
+  unloaded.weight_data.pop_back();
+  st = run(unloaded, Shape::of(6, 6, 3));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("weight_data holds 134 values"));
+
+  Convolution bad_size = c;
+  bad_size.weight_data_size = 134;
+  st = run(bad_size, Shape::of(6, 6, 3));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("weight_data_size must be"));
+
+  // forward without prepare, or prepared for another pack.
+  Mat in(Shape::of(6, 6, 3));
+  in.fill(1.f);
+  Mat out;
+  st = c.forward<float, 1>(in, out, opt);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("Convolution: weights are not prepared for pack 1"));
+  Convolution wide = with_weights({.num_output = 8, .kernel_w = 1}, 8);
+  REQUIRE(wide.prepare(ElemType::f32, 8, opt).ok());
+  Mat in8(Shape::of(4, 4, 8));
+  in8.fill(1.f);
+  st = wide.forward<float, 1>(in8, out, opt);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("not prepared for pack 1 (prepared for 8"));
+  REQUIRE(wide.prepare(ElemType::f32, 1, opt).ok());
+  REQUIRE(wide.forward<float, 1>(in8, out, opt).ok());
+  Convolution narrow = c;
+  st = narrow.prepare(ElemType::f32, 4, opt);  // 3 inputs cannot be packed by 4
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("pack 4 does not divide the 3 input channels"));
+}

@@ -1,0 +1,332 @@
+// ConvolutionDepthWise against a plain-loop grouped-convolution reference over every float type
+// and pack: depthwise (group == channels == num_output) with every kernel shape, stride, dilation,
+// pad form and fused activation; grouped convolutions whose groups do and do not fill whole packs
+// (the pack-1 fallback); a channel multiplier; group 1; fold_affine; load(); errors.
+#include <cmath>
+#include <infer/layers/convolution_depthwise.hpp>
+#include <random>
+
+#include "support/layer_tester.hpp"
+
+using infer::ElemType;
+using infer::Mat;
+using infer::Option;
+using infer::Placement;
+using infer::Shape;
+using infer::Status;
+using infer::layers::ActivationParam;
+using infer::layers::ConvolutionDepthWise;
+using infer::layers::kPadSameLower;
+using infer::layers::kPadSameUpper;
+using infer::layers::kSameAs;
+using infer::test::LayerTester;
+using infer::test::RefTensor;
+
+namespace {
+
+/// ncnn's fused activations, written from their definitions.
+float activation_ref(float x, const ActivationParam& a) {
+  const float p0 = a.params[0], p1 = a.params[1];
+  switch (a.type) {
+    case 1:
+      return x > 0.f ? x : 0.f;
+    case 2:
+      return x > 0.f ? x : x * p0;
+    case 3:
+      return std::min(std::max(x, p0), p1);
+    case 4:
+      return 1.f / (1.f + std::exp(-x));
+    case 5:
+      return x * std::tanh(std::log(1.f + std::exp(x)));
+    case 6: {
+      const float lower = -p1 / p0, upper = 1.f / p0 + lower;
+      return x < lower ? 0.f : x > upper ? x : x * (x * p0 + p1);
+    }
+    default:
+      return x;
+  }
+}
+
+int or_w(int v, int w) { return v == kSameAs ? w : v; }
+
+/// Grouped convolution on logical indices: output channel oc of group g = oc / (num_output /
+/// group) reads input channels [g * cin_g, (g + 1) * cin_g), pad_value outside the input.
+RefTensor conv_ref(const RefTensor& in, const ConvolutionDepthWise& c) {
+  const int kw = c.kernel_w, kh = or_w(c.kernel_h, kw);
+  const int dw = c.dilation_w, dh = or_w(c.dilation_h, dw);
+  const int sw = c.stride_w, sh = or_w(c.stride_h, sw);
+  int pl = c.pad_left, pt = or_w(c.pad_top, pl), pr = or_w(c.pad_right, pl),
+      pb = or_w(c.pad_bottom, pt);
+  const int w = in.shape.w, h = in.shape.h, cin = in.shape.c;
+  const int ew = dw * (kw - 1) + 1, eh = dh * (kh - 1) + 1;
+  if (pl == kPadSameUpper || pl == kPadSameLower) {
+    // ONNX auto_pad: ceil(n / stride) outputs, total pad (out - 1) * stride + extent - n.
+    auto total = [](int n, int e, int s) { return std::max(0, ((n + s - 1) / s - 1) * s + e - n); };
+    const int tw = total(w, ew, sw), th = total(h, eh, sh);
+    const bool upper = pl == kPadSameUpper;
+    pl = upper ? tw / 2 : (tw + 1) / 2;
+    pr = tw - pl;
+    pt = upper ? th / 2 : (th + 1) / 2;
+    pb = th - pt;
+  }
+  const int outw = (w + pl + pr - ew) / sw + 1, outh = (h + pt + pb - eh) / sh + 1;
+  const int cin_g = cin / c.group, cout_g = c.num_output / c.group;
+  RefTensor out(Shape::of(outw, outh, c.num_output));
+  for (int oc = 0; oc < c.num_output; ++oc) {
+    const int g = oc / cout_g;
+    for (int oy = 0; oy < outh; ++oy) {
+      for (int ox = 0; ox < outw; ++ox) {
+        double sum = c.bias_term ? c.bias_data[std::size_t(oc)] : 0.0;
+        for (int i = 0; i < cin_g; ++i) {
+          for (int ky = 0; ky < kh; ++ky) {
+            for (int kx = 0; kx < kw; ++kx) {
+              const int iy = oy * sh + ky * dh - pt, ix = ox * sw + kx * dw - pl;
+              const float v = (iy >= 0 && iy < h && ix >= 0 && ix < w)
+                                  ? in.at(ix, iy, 0, g * cin_g + i)
+                                  : c.pad_value;
+              sum +=
+                  double(v) *
+                  c.weight_data[((std::size_t(oc) * cin_g + i) * kh + ky) * kw + std::size_t(kx)];
+            }
+          }
+        }
+        out.at(ox, oy, 0, oc) = activation_ref(float(sum), c.activation);
+      }
+    }
+  }
+  return out;
+}
+
+/// `c` with weight_data_size and random weights (and bias) for `cin` inputs.
+ConvolutionDepthWise with_weights(ConvolutionDepthWise c, int cin, unsigned seed = 11) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+  c.weight_data_size = c.kernel_w * or_w(c.kernel_h, c.kernel_w) * (cin / c.group) * c.num_output;
+  c.weight_data.resize(std::size_t(c.weight_data_size));
+  for (float& v : c.weight_data) v = dist(rng);
+  c.bias_data.clear();
+  if (c.bias_term)
+    for (int i = 0; i < c.num_output; ++i) c.bias_data.push_back(dist(rng));
+  return c;
+}
+
+/// A depthwise layer over `channels` channels.
+ConvolutionDepthWise depthwise(ConvolutionDepthWise c, int channels) {
+  c.num_output = channels;
+  c.group = channels;
+  return with_weights(c, channels);
+}
+
+void sweep(const ConvolutionDepthWise& c, const std::string& what,
+           const std::vector<Shape>& shapes) {
+  LayerTester(c, what)
+      .reference([c](const std::vector<RefTensor>& in) {
+        return std::vector<RefTensor>{conv_ref(in[0], c)};
+      })
+      .shapes(shapes)
+      .tolerance(ElemType::f32, 1e-4f, 1e-4f)
+      .run();
+}
+
+constexpr Shape inferred(const ConvolutionDepthWise& c, Shape in) {
+  Shape out[1];
+  return c.infer_shapes(std::span<const Shape>(&in, 1), out).ok() ? out[0] : Shape{};
+}
+
+// Depthwise 3x3 stride 2 pad 1 over 9x8x16: 5x4x16.
+static_assert(inferred(ConvolutionDepthWise{.num_output = 16,
+                                            .kernel_w = 3,
+                                            .stride_w = 2,
+                                            .pad_left = 1,
+                                            .weight_data_size = 16 * 9,
+                                            .group = 16},
+                       Shape::of(9, 8, 16)) == Shape::of(5, 4, 16));
+// Grouped: 8 inputs in 2 groups, 12 outputs: 3x3 weights 12 * 4 * 9; SAME_LOWER keeps 7x5.
+static_assert(inferred(ConvolutionDepthWise{.num_output = 12,
+                                            .kernel_w = 3,
+                                            .pad_left = kPadSameLower,
+                                            .weight_data_size = 12 * 4 * 9,
+                                            .group = 2},
+                       Shape::of(7, 5, 8)) == Shape::of(7, 5, 12));
+// A group that does not divide num_output fails.
+static_assert(inferred(ConvolutionDepthWise{.num_output = 12,
+                                            .kernel_w = 3,
+                                            .weight_data_size = 12 * 9,
+                                            .group = 5},
+                       Shape::of(7, 5, 12))
+                  .dims == 0);
+
+static_assert(infer::check_layer<ConvolutionDepthWise>());
+static_assert(infer::PreparedLayer<ConvolutionDepthWise>);
+static_assert(infer::FoldsAffine<ConvolutionDepthWise>);
+static_assert(infer::io::LoadsWeights<ConvolutionDepthWise>);
+static_assert(infer::FusesActivation<ConvolutionDepthWise, float, 16, infer::act::Clip>);
+
+}  // namespace
+
+TEST_CASE("ConvolutionDepthWise depthwise kernels, strides, dilation and pads",
+          "[layer][convolution_depthwise]") {
+  const std::vector<int> channel_counts = {16, 24, 12, 3};
+  for (int ch : channel_counts) {
+    sweep(depthwise({.kernel_w = 3, .pad_left = 1, .bias_term = 1}, ch),
+          fmt::format("dw 3x3 s1 pad1 c{}", ch),
+          {Shape::of(7, 6, ch), Shape::of(1, 1, ch), Shape::of(1, 5, ch), Shape::of(6, 1, ch)});
+  }
+  sweep(depthwise({.kernel_w = 1, .bias_term = 1}, 32), "dw 1x1 c32", {Shape::of(5, 4, 32)});
+  sweep(depthwise({.kernel_w = 3, .stride_w = 2}, 16), "dw 3x3 s2 c16",
+        {Shape::of(9, 9, 16), Shape::of(10, 7, 16), Shape::of(3, 3, 16)});
+  sweep(depthwise({.kernel_w = 5, .dilation_w = 2, .pad_left = 4, .bias_term = 1}, 8),
+        "dw 5x5 dilation 2 pad 4 c8", {Shape::of(11, 9, 8), Shape::of(1, 1, 8)});
+  sweep(depthwise({.kernel_w = 5, .dilation_w = 2}, 4), "dw 5x5 dilation 2 c4",
+        {Shape::of(11, 9, 4), Shape::of(9, 10, 4)});
+  sweep(depthwise({.kernel_w = 3,
+                   .stride_w = 1,
+                   .pad_left = 2,
+                   .bias_term = 1,
+                   .kernel_h = 2,
+                   .stride_h = 2,
+                   .pad_top = 0,
+                   .pad_right = 1,
+                   .pad_bottom = 3,
+                   .pad_value = 1.5f},
+                  12),
+        "dw 3x2 s1x2 pads l2 r1 t0 b3 value 1.5 c12", {Shape::of(5, 6, 12), Shape::of(1, 1, 12)});
+  for (int code : {kPadSameUpper, kPadSameLower}) {
+    sweep(depthwise({.kernel_w = 4, .stride_w = 2, .pad_left = code, .bias_term = 1, .kernel_h = 3},
+                    16),
+          fmt::format("dw 4x3 s2 pad {} c16", code),
+          {Shape::of(7, 6, 16), Shape::of(8, 9, 16), Shape::of(1, 1, 16)});
+  }
+  sweep(depthwise({.kernel_w = 3, .pad_left = 1, .bias_term = 1}, 64), "dw 3x3 c64 (threaded)",
+        {Shape::of(40, 30, 64)});
+}
+
+TEST_CASE("ConvolutionDepthWise fused activations (9=activation_type 0..6)",
+          "[layer][convolution_depthwise]") {
+  const ActivationParam acts[] = {{0, {}}, {1, {}}, {2, {0.1f, 0.f}}, {3, {-1.f, 1.5f}},
+                                  {4, {}}, {5, {}}, {6, {0.2f, 0.5f}}};
+  for (const ActivationParam& a : acts) {
+    ConvolutionDepthWise c = depthwise({.kernel_w = 3, .pad_left = 1, .bias_term = 1}, 16);
+    c.activation = a;
+    sweep(c, fmt::format("dw 3x3 c16 activation {}", a.type), {Shape::of(5, 4, 16)});
+    ConvolutionDepthWise grouped =
+        with_weights({.num_output = 8, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2}, 8,
+                     unsigned(a.type));
+    grouped.activation = a;
+    sweep(grouped, fmt::format("grouped 8->8 g2 activation {}", a.type), {Shape::of(5, 4, 8)});
+  }
+}
+
+TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depthwise]") {
+  // 16 -> 32 in 2 groups (8 -> 16 each): packed per group at packs 4 and 8, pack 1 at 16.
+  sweep(with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2},
+                     16),
+        "16->32 g2", {Shape::of(6, 5, 16), Shape::of(1, 1, 16)});
+  // 8 -> 12 in 2 groups (4 -> 6): 6 outputs never fill a pack of 4, so pack 1 with a repack.
+  sweep(with_weights({.num_output = 12, .kernel_w = 3, .stride_w = 2, .group = 2}, 8),
+        "8->12 g2 s2", {Shape::of(7, 6, 8), Shape::of(3, 3, 8)});
+  // 12 -> 6 in 3 groups (4 -> 2): pack-1 output.
+  sweep(with_weights(
+            {.num_output = 6, .kernel_w = 3, .pad_left = kPadSameUpper, .bias_term = 1, .group = 3},
+            12),
+        "12->6 g3 SAME", {Shape::of(5, 5, 12)});
+  // Channel multiplier 2 (group == channels, num_output == 2 * channels).
+  sweep(with_weights({.num_output = 8, .kernel_w = 3, .pad_left = 1, .group = 4}, 4),
+        "4->8 g4 (multiplier 2)", {Shape::of(6, 4, 4)});
+  // group 1 is a plain convolution.
+  sweep(with_weights({.num_output = 5, .kernel_w = 3, .bias_term = 1, .group = 1}, 3), "3->5 g1",
+        {Shape::of(5, 4, 3)});
+  // 24 -> 24 in 4 groups (6 -> 6): packs 4 and 8 take the pack-1 fallback with a repack to 8.
+  sweep(with_weights({.num_output = 24, .kernel_w = 2, .bias_term = 1, .group = 4}, 24),
+        "24->24 g4 2x2", {Shape::of(5, 5, 24)});
+  // Big enough to thread: 32 -> 64 in 4 groups.
+  sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .group = 4}, 32),
+        "32->64 g4 (threaded)", {Shape::of(16, 12, 32)});
+}
+
+TEST_CASE("ConvolutionDepthWise fold_affine equals convolution then affine",
+          "[layer][convolution_depthwise]") {
+  const std::vector<ConvolutionDepthWise> layers = {
+      depthwise({.kernel_w = 3, .pad_left = 1}, 16),
+      with_weights({.num_output = 12, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2},
+                   8)};
+  for (const ConvolutionDepthWise& c : layers) {
+    const std::size_t n = std::size_t(c.num_output);
+    std::vector<float> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = 1.5f - 0.1f * float(i);
+      b[i] = -0.2f + 0.07f * float(i);
+    }
+    ConvolutionDepthWise folded = c;
+    REQUIRE(folded.fold_affine(a, b).ok());
+    LayerTester(folded, fmt::format("folded g{} -> {}", c.group, c.num_output))
+        .reference([c, a, b](const std::vector<RefTensor>& in) {
+          RefTensor out = conv_ref(in[0], c);
+          const std::size_t plane = std::size_t(out.shape.w) * out.shape.h;
+          for (std::size_t i = 0; i < out.v.size(); ++i)
+            out.v[i] = out.v[i] * a[i / plane] + b[i / plane];
+          return std::vector<RefTensor>{out};
+        })
+        .shapes({Shape::of(5, 4, c.group == c.num_output ? c.num_output : 8)})
+        .tolerance(ElemType::f32, 1e-4f, 1e-4f)
+        .run();
+  }
+}
+
+TEST_CASE("ConvolutionDepthWise load() reads weights then bias", "[layer][convolution_depthwise]") {
+  const ConvolutionDepthWise src = depthwise({.kernel_w = 3, .bias_term = 1}, 8);
+  ConvolutionDepthWise c = src;
+  c.weight_data.clear();
+  c.bias_data.clear();
+  infer::io::ModelBinFromArrays mb({src.weight_data, src.bias_data});
+  REQUIRE(c.load(mb).ok());
+  REQUIRE(c.weight_data == src.weight_data);
+  REQUIRE(c.bias_data == src.bias_data);
+
+  ConvolutionDepthWise d = src;
+  infer::io::ModelBinFromArrays wrong({std::vector<float>(10, 0.f)});
+  const Status st = d.load(wrong);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("ConvolutionDepthWise: weight_data") &&
+                                 Catch::Contains("holds 10 values, the layer expects 72"));
+}
+
+TEST_CASE("ConvolutionDepthWise errors", "[layer][convolution_depthwise]") {
+  Option opt;
+  auto run = [&](const ConvolutionDepthWise& c, const Shape& s) {
+    Mat in(s);
+    in.fill(1.f);
+    Mat out;
+    return infer::run_layer<float>(c, in, out, 4, Placement::out_of_place, opt);
+  };
+  const ConvolutionDepthWise c = depthwise({.kernel_w = 3, .pad_left = 1}, 8);
+
+  Status st = run(c, Shape::of(6, 6, 12));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("ConvolutionDepthWise: input 3-D 6x6x12") &&
+                                 Catch::Contains("has 12 channels, weight_data_size 72 implies 8"));
+
+  st = run(c, Shape::of(6, 8));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("must be 3-D"));
+
+  ConvolutionDepthWise bad_group = c;
+  bad_group.group = 3;
+  st = run(bad_group, Shape::of(6, 6, 8));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("group must be > 0 and divide num_output"));
+
+  ConvolutionDepthWise int8 = c;
+  int8.int8_scale_term = 2;
+  st = run(int8, Shape::of(6, 6, 8));
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("ConvolutionDepthWise: int8 (int8_scale_term 2)"));
+
+  Mat in(Shape::of(6, 6, 8));
+  in.fill(1.f);
+  Mat out;
+  st = c.forward<float, 1>(in, out, opt);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(),
+               Catch::Contains("ConvolutionDepthWise: weights are not prepared for pack 1"));
+}
