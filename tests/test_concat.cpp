@@ -1,9 +1,8 @@
 // Concat against a scalar reference: every dims (1-D to 4-D), every axis, positive and negative,
 // 1 to 3 inputs whose extents along the axis do and do not fit the packs, over every type and
 // pack; then the errors for bad axes and mismatched inputs.
-#include <infer/layers/concat.hpp>
-
 #include <array>
+#include <infer/layers/concat.hpp>
 
 #include "support/layer_tester.hpp"
 

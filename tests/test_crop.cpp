@@ -2,10 +2,9 @@
 // every axis of 1-D to 4-D blobs, and the numpy form (starts/ends/axes, negative values, -233,
 // ncnn's end <= 0) over every type and pack, crops of the packing axis included; then the errors
 // for crops outside the blob and for bad parameters.
-#include <infer/layers/crop.hpp>
-
 #include <algorithm>
 #include <array>
+#include <infer/layers/crop.hpp>
 
 #include "support/layer_tester.hpp"
 

@@ -38,7 +38,8 @@ struct Bin {
     return *this;
   }
   Bin& zeros(std::size_t n) {
-    bytes.resize(bytes.size() + n);
+    // One at a time: GCC 12 at -O3 misreads resize() here as an out-of-bounds memset.
+    for (std::size_t i = 0; i < n; ++i) bytes.push_back(std::byte{0});
     return *this;
   }
 };

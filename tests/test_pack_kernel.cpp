@@ -40,8 +40,8 @@ void check(int channels, std::size_t n, int threads) {
 template <class V, int In>
 void check_from() {
   for (int channels : {16, 48}) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{37},
-                          std::size_t{4099}}) {
+    for (std::size_t n :
+         {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{37}, std::size_t{4099}}) {
       for (int threads : {1, 2}) {
         check<V, In, 1>(channels, n, threads);
         check<V, In, 4>(channels, n, threads);

@@ -2,10 +2,9 @@
 // to 4-D blobs (w, h, c of 3-D via front/behind, d of 4-D), per-channel constants, pads that
 // change the packing axis's pack, over every type and pack; the i8 constant's rounding; then the
 // errors for bad types, negative pads and reflect pads as large as the extent.
-#include <infer/layers/padding.hpp>
-
 #include <algorithm>
 #include <array>
+#include <infer/layers/padding.hpp>
 
 #include "support/layer_tester.hpp"
 

@@ -2,9 +2,8 @@
 // slice lists with and without -233 and index lists with negative indices, over every type and
 // pack (parts that do not fit the input's pack come out narrower); then the errors for bad axes
 // and slices that do not add up.
-#include <infer/layers/slice.hpp>
-
 #include <array>
+#include <infer/layers/slice.hpp>
 
 #include "support/layer_tester.hpp"
 

@@ -235,10 +235,10 @@ concept PreparedLayer = requires(L& l, ElemType type, int pack, const Option& op
 /// 9=activation_type): `forward_fused<T, Pack>(bottom, top, opt, act)` with the functor a template
 /// parameter of the kernel. The composer fuses a following activation layer into it.
 template <class L, class T, int Pack, class Act>
-concept FusesActivation =
-    requires(const L& l, const Mat& bottom, Mat& top, const Option& opt, const Act& act) {
-      { l.template forward_fused<T, Pack>(bottom, top, opt, act) } -> std::same_as<Status>;
-    };
+concept FusesActivation = requires(const L& l, const Mat& bottom, Mat& top, const Option& opt,
+                                   const Act& act) {
+  { l.template forward_fused<T, Pack>(bottom, top, opt, act) } -> std::same_as<Status>;
+};
 
 /// A layer that folds a following per-channel affine map y = x * a + b (BatchNorm, Scale) into its
 /// weights and bias.

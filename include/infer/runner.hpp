@@ -118,8 +118,8 @@ Status run_layer(const L& layer, std::span<const Mat> bottoms, std::vector<Mat>&
       return detail::dispatch_pack<T>(prepared, std::span<const Mat>(converted), tops, pack,
                                       placement, opt, layer_packs<L>{});
     } else {
-      return detail::dispatch_pack<T>(layer, std::span<const Mat>(converted), tops, pack,
-                                      placement, opt, layer_packs<L>{});
+      return detail::dispatch_pack<T>(layer, std::span<const Mat>(converted), tops, pack, placement,
+                                      opt, layer_packs<L>{});
     }
   }
 }

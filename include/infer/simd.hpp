@@ -6,8 +6,8 @@
 #include <concepts>
 #include <cstdint>
 #include <cstring>
-#include <infer/element.hpp>
 #include <infer/detail/xsimd.hpp>
+#include <infer/element.hpp>
 
 // GCC 12.2 (bug 105593) reports its own AVX-512 intrinsics (self-initialised
 // _mm512_undefined_*) as uninitialised under -Wall in C++; the pragma must cover the inlined code.

@@ -36,9 +36,9 @@ constexpr Blobs<sizeof...(S)> to(S... names) {
 }
 
 /// A layer value and the blobs it reads and writes.
-template <class L,            ///< the layer type
-          std::size_t NIn,    ///< number of input blobs
-          std::size_t NOut>   ///< number of output blobs
+template <class L,           ///< the layer type
+          std::size_t NIn,   ///< number of input blobs
+          std::size_t NOut>  ///< number of output blobs
 struct Node {
   L layer;
   Blobs<NIn> in;
@@ -100,10 +100,10 @@ template <class... Parts>
 constexpr auto make_graph(Parts... parts) {
   constexpr std::size_t kInputs = (std::size_t(std::is_same_v<Parts, Input>) + ...);
   constexpr std::size_t kOutputs = (std::size_t(std::is_same_v<Parts, Output>) + ...);
-  static_assert(((std::is_same_v<Parts, Input> || std::is_same_v<Parts, Output> ||
-                  is_node<Parts>::value) &&
-                 ...),
-                "make_graph: every argument must be an input(), node() or output()");
+  static_assert(
+      ((std::is_same_v<Parts, Input> || std::is_same_v<Parts, Output> || is_node<Parts>::value) &&
+       ...),
+      "make_graph: every argument must be an input(), node() or output()");
   std::array<Input, kInputs> ins{};
   std::array<Output, kOutputs> outs{};
   std::size_t i = 0, o = 0;
@@ -121,7 +121,9 @@ constexpr auto make_graph(Parts... parts) {
       return std::tuple<>();
   }(parts)...);
   return std::apply(
-      [&](auto... n) { return Graph<kInputs, kOutputs, decltype(n)...>{ins, {n...}, outs}; },
+      [&](auto... n) {
+        return Graph<kInputs, kOutputs, decltype(n)...>{ins, {n...}, outs};
+      },
       nodes);
 }
 
@@ -249,14 +251,14 @@ constexpr layers::ActivationParam activation_of(const L& l) {
 struct NodeDesc {
   std::string_view type;  ///< layer type name
   std::string_view name;
-  std::vector<int> in, out;  ///< blob ids
-  unsigned storage = 0;      ///< bit (1 << ElemType) per declared storage type
-  unsigned packs = 0;        ///< bit-or of declared packs
-  bool inplace = false;      ///< has the one-blob in-place form
-  bool one_blob = false;     ///< has only one-blob forms
+  std::vector<int> in, out;       ///< blob ids
+  unsigned storage = 0;           ///< bit (1 << ElemType) per declared storage type
+  unsigned packs = 0;             ///< bit-or of declared packs
+  bool inplace = false;           ///< has the one-blob in-place form
+  bool one_blob = false;          ///< has only one-blob forms
   bool fuses_activation = false;  ///< forward_fused with an act:: functor (Convolution, ...)
   bool folds_affine = false;      ///< fold_affine (Convolution, InnerProduct, ...)
-  bool is_affine = false;         ///< a per-channel affine map that can be folded (BatchNorm, Scale)
+  bool is_affine = false;  ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
@@ -267,7 +269,7 @@ struct NodeDesc {
 struct GraphDesc {
   std::vector<NodeDesc> nodes;
   std::vector<std::string_view> blobs;
-  std::vector<int> inputs;   ///< blob ids of the graph inputs
+  std::vector<int> inputs;  ///< blob ids of the graph inputs
   std::vector<Shape> input_shapes;
   std::vector<int> outputs;  ///< blob ids of the graph outputs
 

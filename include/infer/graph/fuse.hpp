@@ -44,7 +44,8 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
       NodeDesc& next = g.nodes[std::size_t(r[0])];
       if (next.in.size() != 1 || next.out.size() != 1) continue;
       const bool fold = next.is_affine && prod.folds_affine && prod.fused.type == 0;
-      const bool act = next.as_activation.type != 0 && prod.fuses_activation && prod.fused.type == 0;
+      const bool act =
+          next.as_activation.type != 0 && prod.fuses_activation && prod.fused.type == 0;
       if (!fold && !act) continue;
       if (fold) prod.folded.push_back(r[0]);
       if (act) prod.fused = next.as_activation;

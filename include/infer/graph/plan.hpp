@@ -17,25 +17,26 @@ namespace infer::graph {
 struct Target {
   ElemType storage = ElemType::f32;  ///< preferred storage type (f32, f16 or bf16)
   int max_pack = simd::max_width;    ///< widest pack (1 turns packing off)
-  bool fuse = true;  ///< fuse activations and fold BatchNorm/Scale (off: the plain reference)
+  bool fuse = true;     ///< fuse activations and fold BatchNorm/Scale (off: the plain reference)
+  bool inplace = true;  ///< run layers in place where possible (off: every blob its own buffer)
 };
 
 /// Why a graph cannot be composed, and where.
 struct PlanError {
   enum Kind {
     none,
-    unknown_blob,      ///< a node reads a blob nothing produces
-    duplicate_blob,    ///< two producers (or a producer and an input) for one blob
-    cycle,             ///< the nodes form a cycle
-    io_count,          ///< a one-blob layer given several inputs or outputs
-    unknown_output,    ///< a graph output that no node produces
-    no_nodes,          ///< nothing to run
-    shape,             ///< a layer's infer_shapes rejected its inputs
-    storage,           ///< a layer declares no storage type the target can convert to
+    unknown_blob,    ///< a node reads a blob nothing produces
+    duplicate_blob,  ///< two producers (or a producer and an input) for one blob
+    cycle,           ///< the nodes form a cycle
+    io_count,        ///< a one-blob layer given several inputs or outputs
+    unknown_output,  ///< a graph output that no node produces
+    no_nodes,        ///< nothing to run
+    shape,           ///< a layer's infer_shapes rejected its inputs
+    storage,         ///< a layer declares no storage type the target can convert to
   };
   Kind kind = none;
-  int node = -1;             ///< the node at fault, or -1
-  int blob = -1;             ///< the blob at fault, or -1
+  int node = -1;            ///< the node at fault, or -1
+  int blob = -1;            ///< the blob at fault, or -1
   const char* detail = "";  ///< the layer's own reason (shape errors)
 
   constexpr bool ok() const { return kind == none; }
@@ -47,12 +48,12 @@ struct BufferDesc {
   Shape shape;
   ElemType type = ElemType::f32;
   int pack = 1;
-  std::size_t bytes = 0;    ///< packed_layout(shape, type, pack).bytes
-  std::size_t offset = 0;   ///< in the arena
-  int first = -1;           ///< step that writes it (-1: a graph input, written before step 0)
-  int last = -1;            ///< last step that reads it (graph outputs: the end)
-  int alias = -1;           ///< the buffer whose memory it shares (in-place steps), or -1
-  bool output = false;      ///< read by the caller after forward
+  std::size_t bytes = 0;   ///< packed_layout(shape, type, pack).bytes
+  std::size_t offset = 0;  ///< in the arena
+  int first = -1;          ///< step that writes it (-1: a graph input, written before step 0)
+  int last = -1;           ///< last step that reads it (graph outputs: the end)
+  int alias = -1;          ///< the buffer whose memory it shares (in-place steps), or -1
+  bool output = false;     ///< read by the caller after forward
 };
 
 /// One step of the plan.
@@ -61,12 +62,12 @@ struct StepDesc {
   Kind kind = layer;
   int node = -1;  ///< the layer node (kind == layer)
   ElemType type = ElemType::f32;
-  int pack = 1;                   ///< the node's width (elempack of its inputs)
-  bool inplace = false;           ///< runs forward_inplace on its input buffer
-  std::vector<int> in, out;       ///< buffer ids
-  layers::ActivationParam act;    ///< activation applied in the epilogue (0 = none)
-  int fused_node = -1;            ///< the activation node fused into this one, or -1
-  std::vector<int> folded;        ///< affine nodes (BatchNorm, Scale) folded into the weights
+  int pack = 1;                 ///< the node's width (elempack of its inputs)
+  bool inplace = false;         ///< runs forward_inplace on its input buffer
+  std::vector<int> in, out;     ///< buffer ids
+  layers::ActivationParam act;  ///< activation applied in the epilogue (0 = none)
+  int fused_node = -1;          ///< the activation node fused into this one, or -1
+  std::vector<int> folded;      ///< affine nodes (BatchNorm, Scale) folded into the weights
 };
 
 /// The composed graph.

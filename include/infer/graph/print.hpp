@@ -89,9 +89,9 @@ inline std::string format_plan(const Plan& p) {
                        width, to_string(s.type), s.pack, ins, outs, detail::step_extras(p, s),
                        s.inplace ? " (in place)" : "");
   }
-  out += fmt::format("arena {} bytes, lower bound {} bytes ({:.1f}%)\n", p.arena_bytes,
-                     p.lower_bound,
-                     p.arena_bytes ? 100.0 * double(p.lower_bound) / double(p.arena_bytes) : 100.0);
+  out +=
+      fmt::format("arena {} bytes, lower bound {} bytes ({:.1f}%)\n", p.arena_bytes, p.lower_bound,
+                  p.arena_bytes ? 100.0 * double(p.lower_bound) / double(p.arena_bytes) : 100.0);
   return out;
 }
 
@@ -102,9 +102,11 @@ inline std::string to_dot(const Plan& p) {
     bool is_input = false;
     for (int b : p.input_buffers) is_input = is_input || b == int(i);
     if (is_input)
-      out += fmt::format("  b{} [shape=ellipse, label=\"{}\"];\n", i, detail::buffer_text(p, int(i)));
+      out +=
+          fmt::format("  b{} [shape=ellipse, label=\"{}\"];\n", i, detail::buffer_text(p, int(i)));
     if (p.buffers[i].output)
-      out += fmt::format("  o{} [shape=ellipse, label=\"{}\"];\n", i, detail::buffer_text(p, int(i)));
+      out +=
+          fmt::format("  o{} [shape=ellipse, label=\"{}\"];\n", i, detail::buffer_text(p, int(i)));
   }
   std::vector<int> writer(p.buffers.size(), -1);
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
@@ -112,16 +114,15 @@ inline std::string to_dot(const Plan& p) {
     const bool conv = s.kind != StepDesc::layer;
     out += fmt::format("  s{} [label=\"{}\\n{} p{}{}{}\"{}];\n", i, detail::step_title(p, s),
                        to_string(s.type), s.pack, detail::step_extras(p, s),
-                       s.inplace ? "\\nin place" : "",
-                       conv ? ", style=dashed" : "");
+                       s.inplace ? "\\nin place" : "", conv ? ", style=dashed" : "");
     for (int b : s.out) writer[std::size_t(b)] = int(i);
   }
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     for (int b : p.steps[i].in) {
       const BufferDesc& d = p.buffers[std::size_t(b)];
-      const std::string from =
-          writer[std::size_t(b)] >= 0 ? fmt::format("s{}", writer[std::size_t(b)])
-                                      : fmt::format("b{}", b);
+      const std::string from = writer[std::size_t(b)] >= 0
+                                   ? fmt::format("s{}", writer[std::size_t(b)])
+                                   : fmt::format("b{}", b);
       out += fmt::format("  {} -> s{} [label=\"{} {}\"];\n", from, i,
                          p.desc.blobs[std::size_t(d.blob)], shape_text(d.shape));
     }

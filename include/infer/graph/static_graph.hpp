@@ -53,8 +53,7 @@ struct FixedStep {
 };
 
 /// The plan as compile-time constants.
-template <std::size_t Steps, std::size_t Buffers, std::size_t MaxIo, std::size_t NI,
-          std::size_t NO>
+template <std::size_t Steps, std::size_t Buffers, std::size_t MaxIo, std::size_t NI, std::size_t NO>
 struct FixedPlan {
   std::array<FixedStep<MaxIo>, Steps> steps{};
   std::array<BufferDesc, Buffers> buffers{};
@@ -81,15 +80,18 @@ class StaticGraph {
 
   static constexpr bool kAllShapeInferable = []<std::size_t... N>(std::index_sequence<N...>) {
     return (ShapeInferable<LayerOf<N>> && ...);
-  }(std::make_index_sequence<kNodes>{});
-  static_assert(kAllShapeInferable,
-                "infer graph: every layer needs `constexpr ShapeCheck infer_shapes(in, out) const`");
+  }
+  (std::make_index_sequence<kNodes>{});
+  static_assert(
+      kAllShapeInferable,
+      "infer graph: every layer needs `constexpr ShapeCheck infer_shapes(in, out) const`");
 
   static constexpr ShapeCheck infer_node(int n, std::span<const Shape> in, std::span<Shape> out) {
     ShapeCheck r = shape_error("no such node");
     [&]<std::size_t... N>(std::index_sequence<N...>) {
       ((int(N) == n ? (r = std::get<N>(G.nodes).layer.infer_shapes(in, out), 0) : 0), ...);
-    }(std::make_index_sequence<kNodes>{});
+    }
+    (std::make_index_sequence<kNodes>{});
     return r;
   }
 
@@ -195,13 +197,18 @@ class StaticGraph {
     return std::get<N>(nodes_).layer;
   }
 
+  /// Calls f(layer) on every node's layer in the written order (e.g. to set weights by hand).
+  template <class F>
+  void for_each_layer(F&& f) {
+    std::apply([&](auto&... n) { (f(n.layer), ...); }, nodes_);
+  }
+
   /// Loads every node's weights from `mb` in the graph's written order (ncnn's .bin order), then
   /// finalize()s.
   Status load(io::ModelBin& mb) {
     Status st;
-    [&]<std::size_t... N>(std::index_sequence<N...>) {
-      (void)((load_node<N>(mb, st)) && ...);
-    }(std::make_index_sequence<kNodes>{});
+    [&]<std::size_t... N>(std::index_sequence<N...>) { (void)((load_node<N>(mb, st)) && ...); }
+    (std::make_index_sequence<kNodes>{});
     INFER_TRY(st);
     return finalize();
   }
@@ -210,9 +217,8 @@ class StaticGraph {
   /// and pack it runs at. Call after setting weights by hand; load() calls it.
   Status finalize() {
     Status st;
-    [&]<std::size_t... S>(std::index_sequence<S...>) {
-      (void)((finalize_step<S>(st)) && ...);
-    }(std::make_index_sequence<kCounts.steps>{});
+    [&]<std::size_t... S>(std::index_sequence<S...>) { (void)((finalize_step<S>(st)) && ...); }
+    (std::make_index_sequence<kCounts.steps>{});
     INFER_TRY(st);
     ready_ = true;
     return {};
@@ -227,9 +233,8 @@ class StaticGraph {
                         inputs.size());
     for (std::size_t i = 0; i < kInputs; ++i) INFER_TRY(set_input(i, inputs[i]));
     Status st;
-    [&]<std::size_t... S>(std::index_sequence<S...>) {
-      (void)((run_step<S>(st)) && ...);
-    }(std::make_index_sequence<kCounts.steps>{});
+    [&]<std::size_t... S>(std::index_sequence<S...>) { (void)((run_step<S>(st)) && ...); }
+    (std::make_index_sequence<kCounts.steps>{});
     return st;
   }
   Status forward(const Mat& input) { return forward(std::span<const Mat>(&input, 1)); }
@@ -257,10 +262,16 @@ class StaticGraph {
   /// The per-channel map y = x * a + b of a foldable node (BatchNorm, Scale).
   template <std::size_t N>
   static Status affine_of(const LayerOf<N>& l, std::vector<float>& a, std::vector<float>& b) {
-    if constexpr (requires { l.a; l.b; }) {  // BatchNorm: folded at its own load
+    if constexpr (requires {
+                    l.a;
+                    l.b;
+                  }) {  // BatchNorm: folded at its own load
       a = l.a;
       b = l.b;
-    } else if constexpr (requires { l.scale_data; l.bias_data; }) {  // Scale
+    } else if constexpr (requires {
+                           l.scale_data;
+                           l.bias_data;
+                         }) {  // Scale
       a = l.scale_data;
       b = l.bias_term ? l.bias_data : std::vector<float>(a.size(), 0.f);
     } else {
@@ -281,7 +292,8 @@ class StaticGraph {
         bool ok = true;
         [&]<std::size_t... K>(std::index_sequence<K...>) {
           ((ok = ok && fold_one<std::size_t(s.node), std::size_t(s.folded[K])>(st)), ...);
-        }(std::make_index_sequence<s.n_folded>{});
+        }
+        (std::make_index_sequence<s.n_folded>{});
         if (!ok) return false;
       }
       if constexpr (PreparedLayer<L>) {
@@ -392,8 +404,8 @@ class StaticGraph {
       std::array<Mat, s.n_out> out;
       for (std::size_t k = 0; k < s.n_in; ++k) in[k] = bufs_[std::size_t(s.in[k])];
       for (std::size_t k = 0; k < s.n_out; ++k) out[k] = bufs_[std::size_t(s.out[k])];
-      INFER_TRY(layer.template forward<T, Pack>(std::span<const Mat>(in), std::span<Mat>(out),
-                                                opt_));
+      INFER_TRY(
+          layer.template forward<T, Pack>(std::span<const Mat>(in), std::span<Mat>(out), opt_));
       for (std::size_t k = 0; k < s.n_out; ++k) bufs_[std::size_t(s.out[k])] = out[k];
       return {};
     } else {

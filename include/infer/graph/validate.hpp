@@ -19,8 +19,7 @@ constexpr PlanError validate(const GraphDesc& g, std::vector<int>& order) {
   }
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const NodeDesc& d = g.nodes[n];
-    if (d.one_blob && (d.in.size() != 1 || d.out.size() != 1))
-      return {PlanError::io_count, int(n)};
+    if (d.one_blob && (d.in.size() != 1 || d.out.size() != 1)) return {PlanError::io_count, int(n)};
     if (d.out.empty()) return {PlanError::io_count, int(n)};
     for (int b : d.out) {
       if (producer[std::size_t(b)] != -2) return {PlanError::duplicate_blob, int(n), b};

@@ -19,10 +19,11 @@ namespace detail {
 /// Whether a P x P tile of `Bytes`-byte values transposes in registers on this target (2-byte
 /// values are widened to 32 bits in registers and narrowed again on the store).
 template <int P, std::size_t Bytes>
-constexpr bool kTileTranspose =
-    (Bytes == 4 && ((P == 4 && XSIMD_WITH_SSE2) || (P == 8 && XSIMD_WITH_AVX) ||
-                    (P == 16 && XSIMD_WITH_AVX512F))) ||
-    (Bytes == 2 && ((P == 8 && XSIMD_WITH_AVX2) || (P == 16 && XSIMD_WITH_AVX512F)));
+constexpr bool kTileTranspose = (Bytes == 4 &&
+                                 ((P == 4 && XSIMD_WITH_SSE2) || (P == 8 && XSIMD_WITH_AVX) ||
+                                  (P == 16 && XSIMD_WITH_AVX512F))) ||
+                                (Bytes == 2 &&
+                                 ((P == 8 && XSIMD_WITH_AVX2) || (P == 16 && XSIMD_WITH_AVX512F)));
 
 /// Loads row r (P values of `Bytes` bytes) from rows[r] + offset (in values), transposes the
 /// tile, and stores column c (P values) to cols[c] + offset. Rows and columns may be strided apart
@@ -36,8 +37,8 @@ inline void transpose_tile(const void* const* rows, std::size_t row_offset, void
   if constexpr (P == 16) {
     auto load = [&](int i) {
       if constexpr (Bytes == 4) return _mm512_loadu_ps(in(i));
-      return _mm512_castsi512_ps(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
-          reinterpret_cast<const __m256i*>(in(i)))));
+      return _mm512_castsi512_ps(
+          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in(i)))));
     };
     auto store = [&](int c, __m512 v) {
       if constexpr (Bytes == 4) {
@@ -183,11 +184,11 @@ void repack(const V* src, std::size_t src_gstep, V* dst, std::size_t dst_gstep, 
         for (int k = 0; k < kWide; ++k) element_rows[k] = wide + std::size_t(k) * kWide;
         for (; i + kWide <= n; i += kWide) {
           if constexpr (InPack > OutPack) {
-            detail::transpose_tile<kWide, sizeof(V)>(element_rows, i * kWide, reinterpret_cast<void**>(narrow),
-                                          i);
+            detail::transpose_tile<kWide, sizeof(V)>(element_rows, i * kWide,
+                                                     reinterpret_cast<void**>(narrow), i);
           } else {
-            detail::transpose_tile<kWide, sizeof(V)>(reinterpret_cast<void**>(narrow), i, element_rows,
-                                          i * kWide);
+            detail::transpose_tile<kWide, sizeof(V)>(reinterpret_cast<void**>(narrow), i,
+                                                     element_rows, i * kWide);
           }
         }
       }

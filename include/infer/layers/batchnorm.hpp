@@ -4,19 +4,44 @@
 
 #include <cmath>
 #include <infer/concepts.hpp>
+#include <infer/io/model_bin.hpp>
 #include <infer/layers/detail/affine.hpp>
+#include <infer/shape.hpp>
 #include <vector>
 
 namespace infer::layers {
 
 struct BatchNorm {
-  int channels = 0;      ///< ncnn 0=channels
-  float eps = 0.f;       ///< ncnn 1=eps
-  std::vector<float> a;  ///< slope / sqrt(var + eps), from load()
-  std::vector<float> b;  ///< bias - mean * a, from load()
+  int channels = 0;        ///< ncnn 0=channels
+  float eps = 0.f;         ///< ncnn 1=eps
+  std::vector<float> a{};  ///< slope / sqrt(var + eps), from load()
+  std::vector<float> b{};  ///< bias - mean * a, from load()
 
   using storage = float_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = same_shape(in, out); !c.ok()) return c;
+    if (channels <= 0) return shape_error("channels must be positive");
+    if (in[0].packed_extent() != channels)
+      return shape_error("input's channel count (its packing axis) differs from channels");
+    if (!a.empty() && a.size() != std::size_t(channels))
+      return shape_error("loaded weights do not hold one value per channel");
+    return {};
+  }
+
+  /// Reads slope, mean, var and bias (raw f32, `channels` each, ncnn's order) and folds them.
+  Status load(io::ModelBin& mb) {
+    if (channels <= 0) return make_error("BatchNorm: channels must be positive, got {}", channels);
+    std::vector<float> w[4];
+    const char* names[4] = {"slope", "mean", "var", "bias"};
+    for (int i = 0; i < 4; ++i) {
+      auto r = mb.load(std::size_t(channels), io::WeightType::raw_f32);
+      if (!r.ok()) return make_error("BatchNorm: {}: {}", names[i], r.message());
+      w[i] = std::move(r).value();
+    }
+    return load(w[0], w[1], w[2], w[3]);
+  }
 
   /// Takes the weights in ncnn's .bin order (slope, mean, var, bias) and folds them into a, b.
   Status load(const std::vector<float>& slope, const std::vector<float>& mean,

@@ -4,16 +4,26 @@
 
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/affine.hpp>
+#include <infer/shape.hpp>
 #include <vector>
 
 namespace infer::layers {
 
 struct Bias {
-  int bias_data_size = 0;        ///< ncnn 0=bias_data_size
-  std::vector<float> bias_data;  ///< weights, bias_data_size values
+  int bias_data_size = 0;          ///< ncnn 0=bias_data_size
+  std::vector<float> bias_data{};  ///< weights, bias_data_size values
 
   using storage = float_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = same_shape(in, out); !c.ok()) return c;
+    if (bias_data_size != (in[0].dims >= 3 ? in[0].c : 1))
+      return shape_error("bias_data_size differs from the input's channel count");
+    if (!bias_data.empty() && bias_data.size() != std::size_t(bias_data_size))
+      return shape_error("bias_data does not hold bias_data_size values");
+    return {};
+  }
 
   template <StorageElement T, int Pack>
   Status forward_inplace(Mat& blob, const Option& opt) const {

@@ -10,6 +10,7 @@
 #include <infer/kernels/binary.hpp>
 #include <infer/layers/detail/parallel_values.hpp>
 #include <infer/layers/detail/unary.hpp>
+#include <infer/shape.hpp>
 #include <span>
 #include <utility>
 
@@ -72,36 +73,60 @@ struct BroadcastLayout {
   std::array<std::ptrdiff_t, 4> stride{};
 };
 
-/// Where operand m's values lie for an output of rank out_dims, with ncnn's rule for a lower
-/// rank: a 1-D operand runs along the outer axis (h of a 2-D, c of a 3-D/4-D output) when its
-/// length matches the other operand's extent there, else along w; a 2-D or 3-D operand keeps its
-/// outer axis as the output's c and shifts its other axes outward, so it is broadcast along w.
+/// Operand s's logical extents (w, h, d, c) at the output's rank out_dims, with ncnn's rule for a
+/// lower rank: a 1-D operand runs along the outer axis (h of a 2-D, c of a 3-D/4-D output) when
+/// its length matches the other operand's extent there, else along w; a 2-D or 3-D operand keeps
+/// its outer axis as the output's c and shifts its other axes outward, so it is broadcast along w.
+constexpr std::array<int, 4> broadcast_extents(const Shape& s, int out_dims, const Shape& other) {
+  if (s.dims == out_dims) return {s.w, s.h, s.d, s.c};
+  if (s.dims == 1) {
+    if (s.w != (out_dims == 2 ? other.h : other.c)) return {s.w, 1, 1, 1};
+    return out_dims == 2 ? std::array<int, 4>{1, s.w, 1, 1} : std::array<int, 4>{1, 1, 1, s.w};
+  }
+  if (s.dims == 2)
+    return out_dims == 3 ? std::array<int, 4>{1, s.w, 1, s.h} : std::array<int, 4>{1, 1, s.w, s.h};
+  return {1, s.w, s.h, s.c};  // 3-D seen as 4-D
+}
+
+/// The output shape of two operands of ncnn's broadcasting, or why they do not broadcast.
+constexpr ShapeCheck broadcast_shape(const Shape& a, const Shape& b, Shape& out) {
+  const int dims = a.dims > b.dims ? a.dims : b.dims;
+  const std::array<int, 4> ea = broadcast_extents(a, dims, b), eb = broadcast_extents(b, dims, a);
+  std::array<int, 4> e{};
+  for (int i = 0; i < 4; ++i) {
+    e[i] = ea[i] > eb[i] ? ea[i] : eb[i];
+    if ((ea[i] != 1 && ea[i] != e[i]) || (eb[i] != 1 && eb[i] != e[i]))
+      return shape_error("inputs do not broadcast (each extent must be 1 or equal)");
+  }
+  out = dims == 1   ? Shape::of(e[0])
+        : dims == 2 ? Shape::of(e[0], e[1])
+        : dims == 3 ? Shape::of(e[0], e[1], e[3])
+                    : Shape::of(e[0], e[1], e[2], e[3]);
+  return {};
+}
+
+/// Where operand m's values lie for an output of rank out_dims (extents: broadcast_extents).
 template <int Pack>
 BroadcastLayout broadcast_layout(const Mat& m, int out_dims, const Shape& other) {
   const Shape s = m.shape();
   const std::ptrdiff_t p = Pack, w = m.w(), h = m.h(), cs = std::ptrdiff_t(m.cstep()) * Pack;
   BroadcastLayout l;
-  auto& e = l.ext;
+  l.ext = broadcast_extents(s, out_dims, other);
+  const auto& e = l.ext;
   auto& st = l.stride;
   if (s.dims == out_dims) {
-    e = {s.w, s.h, s.d, s.c};
     if (out_dims == 1) st = {p, 0, 0, 0};
     if (out_dims == 2) st = {p, 0, 0, w * p};
     if (out_dims >= 3) st = {p, w * p, w * h * p, cs};
   } else if (s.dims == 1) {
-    if (s.w == (out_dims == 2 ? other.h : other.c)) {
-      e = out_dims == 2 ? std::array<int, 4>{1, s.w, 1, 1} : std::array<int, 4>{1, 1, 1, s.w};
-      st = {0, 0, 0, p};  // the 1-D layout is the plain one: group g is values g*Pack onward
-    } else {
-      e = {s.w, 1, 1, 1};
-      st = {1, 0, 0, 0};
-    }
+    // Along the outer axis, the 1-D layout is the plain one: group g is values g*Pack onward.
+    const bool outer = s.w == (out_dims == 2 ? other.h : other.c);
+    st = outer ? std::array<std::ptrdiff_t, 4>{0, 0, 0, p}
+               : std::array<std::ptrdiff_t, 4>{1, 0, 0, 0};
   } else if (s.dims == 2) {
-    e = out_dims == 3 ? std::array<int, 4>{1, s.w, 1, s.h} : std::array<int, 4>{1, 1, s.w, s.h};
     st = out_dims == 3 ? std::array<std::ptrdiff_t, 4>{0, p, 0, w * p}
                        : std::array<std::ptrdiff_t, 4>{0, 0, p, w * p};
   } else {  // 3-D seen as 4-D
-    e = {1, s.w, s.h, s.c};
     st = {0, p, w * p, cs};
   }
   const int axis_of_stride[4] = {0, 1, 2, out_dims == 2 ? 1 : 3};
@@ -124,6 +149,17 @@ struct BinaryOp {
   /// ncnn's one_blob_only and support_inplace, which BinaryOp derives from with_scalar: when true
   /// the one-blob members run, otherwise the two-input forward. The other form returns an Error.
   bool takes_one_blob() const { return with_scalar != 0; }
+
+  /// with_scalar=1: one blob of the same shape; otherwise two inputs, broadcast as ncnn does.
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (op_type < 0 || op_type > 11) return shape_error("op_type must be 0 to 11");
+    if (with_scalar != 0) return infer::same_shape(in, out);
+    if (in.size() != 2) return shape_error("with_scalar=0 takes 2 inputs");
+    if (out.size() != 1) return shape_error("gives exactly one output blob");
+    for (const Shape& s : in)
+      if (s.dims < 1 || s.dims > 4) return shape_error("input must have 1 to 4 dims");
+    return detail::broadcast_shape(in[0], in[1], out[0]);
+  }
 
   template <StorageElement T, int Pack>
   Status forward_inplace(Mat& blob, const Option& opt) const {

@@ -3,12 +3,12 @@
 // axis allows it, a narrower one otherwise.
 #pragma once
 
-#include <infer/concepts.hpp>
-#include <infer/layers/detail/remap.hpp>
-
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/remap.hpp>
+#include <infer/shape.hpp>
 #include <span>
 #include <vector>
 
@@ -19,6 +19,29 @@ struct Concat {
 
   using storage = all_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (in.empty()) return shape_error("expects at least one input blob");
+    if (out.size() != 1) return shape_error("gives exactly one output blob");
+    const int dims = in[0].dims;
+    if (dims < 1 || dims > 4) return shape_error("input must have 1 to 4 dims");
+    if (axis < -dims || axis >= dims) return shape_error("axis is out of range for the inputs");
+    const int a = axis < 0 ? axis + dims : axis;
+    std::array<int, 4> e = in[0].outer_first();
+    std::int64_t total = 0;
+    for (const Shape& s : in) {
+      if (s.dims != dims) return shape_error("inputs must have the same dims");
+      const std::array<int, 4> es = s.outer_first();
+      for (int k = 0; k < dims; ++k)
+        if (k != a && es[k] != e[k])
+          return shape_error("inputs may differ only in their extent along axis");
+      total += es[a];
+    }
+    if (total > INT_MAX) return shape_error("the joined extent is too large");
+    e[a] = static_cast<int>(total);
+    out[0] = Shape::from_outer_first(dims, e);
+    return {};
+  }
 
   template <StorageElement T, int Pack>
   Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {

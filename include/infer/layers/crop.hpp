@@ -4,12 +4,12 @@
 // output shape (or the offsets) from a second, reference blob; its parameters give an Error.
 #pragma once
 
-#include <infer/concepts.hpp>
-#include <infer/layers/detail/remap.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/remap.hpp>
+#include <infer/shape.hpp>
 #include <vector>
 
 namespace infer::layers {
@@ -29,13 +29,13 @@ struct Crop {
   int coffset2 = 0;  ///< ncnn 8=coffset2
   /// ncnn 9=starts: numpy-style start per listed axis (negative counts from the end, -233 is 0).
   /// With `ends` it replaces every parameter above.
-  std::vector<int> starts;
+  std::vector<int> starts{};
   /// ncnn 10=ends: numpy-style end per listed axis; -233 and, as in ncnn, any end <= 0 count from
   /// the end (so 0 means the whole rest).
-  std::vector<int> ends;
+  std::vector<int> ends{};
   /// ncnn 11=axes: the axes `starts`/`ends` apply to (ncnn's numbering, negative from the end);
   /// empty means 0, 1, ..., dims - 1.
-  std::vector<int> axes;
+  std::vector<int> axes{};
 
   using storage = all_storage;
   using packs = all_packs;
@@ -44,6 +44,68 @@ struct Crop {
   struct Box {
     std::array<int, 4> offset{}, size{};
   };
+
+  /// The [start, end) that a numpy-style start/end pair selects on an axis of extent n: start
+  /// -233 is 0 and a negative one counts from the end; end -233 is n, and an end <= 0 counts
+  /// from the end (ncnn's rule). Unchecked: the range may be empty or reach outside the axis.
+  static constexpr std::array<std::int64_t, 2> numpy_range(int start, int end, std::int64_t n) {
+    const std::int64_t s = start == -233 ? 0 : start < 0 ? n + start : start;
+    const std::int64_t e = end == -233 ? n : end > 0 ? end : n + end;
+    return {s, e < n ? e : n};
+  }
+  /// The slot (0 c, 1 d, 2 h, 3 w) of the per-axis parameters that ncnn axis a of a dims-D blob
+  /// takes: fewer dims drop outer slots (3-D has no d; 2-D no c, no d).
+  static constexpr int param_slot(int a, int dims) {
+    return dims >= 3 && a == 0 ? 0 : a + 4 - dims;
+  }
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    const int dims = in[0].dims;
+    const std::array<int, 4> e = in[0].outer_first();
+    std::array<int, 4> size = e;
+    if (!starts.empty() || !ends.empty()) {
+      if (starts.size() != ends.size()) return shape_error("starts and ends must pair up");
+      if (axes.empty() && int(starts.size()) != dims)
+        return shape_error("starts/ends without axes need one pair per input axis");
+      if (!axes.empty() && axes.size() != starts.size())
+        return shape_error("axes must pair up with starts/ends");
+      std::array<bool, 4> seen{};
+      for (std::size_t i = 0; i < starts.size(); ++i) {
+        int a = axes.empty() ? int(i) : axes[i];
+        if (a < -dims || a >= dims) return shape_error("axis is out of range for the input");
+        if (a < 0) a += dims;
+        if (seen[a]) return shape_error("an axis is listed twice");
+        seen[a] = true;
+        const auto [start, end] = numpy_range(starts[i], ends[i], e[a]);
+        if (start < 0 || start >= e[a] || end <= start)
+          return shape_error("start/end select an empty range or one outside the axis");
+        size[a] = int(end - start);
+      }
+    } else {
+      const std::array<int, 4> off1 = {coffset, doffset, hoffset, woffset};
+      const std::array<int, 4> off2 = {coffset2, doffset2, hoffset2, woffset2};
+      const std::array<int, 4> outs = {outc, outd, outh, outw};
+      bool reference_form = true;
+      for (int a = 0; a < dims; ++a) {
+        const int p = param_slot(a, dims);
+        reference_form = reference_form && outs[p] == 0 && off2[p] == 0;
+      }
+      if (reference_form)
+        return shape_error("every out* and *offset2 is 0: ncnn's two-blob form is not supported");
+      for (int a = 0; a < dims; ++a) {
+        const int p = param_slot(a, dims);
+        const std::int64_t o1 = off1[p], o2 = off2[p];
+        std::int64_t n = e[a] - o1 - o2;
+        if (outs[p] != -233 && outs[p] < n) n = outs[p];
+        if (o1 < 0 || o2 < 0 || n <= 0 || o1 + n > e[a])
+          return shape_error("offsets must be >= 0 and leave a non-empty crop");
+        size[a] = int(n);
+      }
+    }
+    out[0] = Shape::from_outer_first(dims, size);
+    return {};
+  }
 
   /// The box these parameters cut from an input of shape `in`, or an Error naming what is wrong.
   Result<Box> box(const Shape& in) const {
@@ -70,12 +132,7 @@ struct Crop {
         if (seen[a]) return make_error("Crop: axis {} is listed twice", a);
         seen[a] = true;
         const std::int64_t n = e[a];
-        const std::int64_t start = starts[i] == -233 ? 0
-                                   : starts[i] < 0   ? n + starts[i]
-                                                     : starts[i];
-        const std::int64_t end = std::min<std::int64_t>(n, ends[i] == -233 ? n
-                                                           : ends[i] > 0   ? ends[i]
-                                                                           : n + ends[i]);
+        const auto [start, end] = numpy_range(starts[i], ends[i], n);
         if (start < 0 || start >= n || end <= start)
           return make_error(
               "Crop: start {} end {} on axis {} select [{}, {}) of an extent of {}, which is "
@@ -92,8 +149,7 @@ struct Crop {
     const std::array<int, 4> off2 = {coffset2, doffset2, hoffset2, woffset2};
     const std::array<int, 4> outs = {outc, outd, outh, outw};
     const std::array<const char*, 4> names = {"c", "d", "h", "w"};
-    // The slot of ncnn axis a: fewer dims drop outer slots (3-D has no d; 2-D no c, no d).
-    auto param = [&](int a) { return dims >= 3 && a == 0 ? 0 : a + 4 - dims; };
+    auto param = [&](int a) { return param_slot(a, dims); };
     bool reference_form = true;
     for (int a = 0; a < dims; ++a)
       reference_form = reference_form && outs[param(a)] == 0 && off2[param(a)] == 0;

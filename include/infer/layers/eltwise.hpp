@@ -7,18 +7,33 @@
 #include <infer/concepts.hpp>
 #include <infer/kernels/binary.hpp>
 #include <infer/layers/detail/parallel_values.hpp>
+#include <infer/shape.hpp>
 #include <span>
 #include <vector>
 
 namespace infer::layers {
 
 struct Eltwise {
-  int op_type = 0;            ///< ncnn 0=op_type: 0 product, 1 sum, 2 max
-  std::vector<float> coeffs;  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.
-                              ///< Product and max ignore them, as in ncnn.
+  int op_type = 0;              ///< ncnn 0=op_type: 0 product, 1 sum, 2 max
+  std::vector<float> coeffs{};  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.
+                                ///< Product and max ignore them, as in ncnn.
 
   using storage = float_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (op_type < 0 || op_type > 2)
+      return shape_error("op_type must be 0 (prod), 1 (sum) or 2 (max)");
+    if (in.size() < 2) return shape_error("takes at least 2 inputs");
+    if (out.size() != 1) return shape_error("gives exactly one output blob");
+    if (op_type == 1 && !coeffs.empty() && coeffs.size() != in.size())
+      return shape_error("coeffs must hold one weight per input, or none");
+    if (in[0].dims < 1 || in[0].dims > 4) return shape_error("input must have 1 to 4 dims");
+    for (const Shape& s : in)
+      if (s != in[0]) return shape_error("all inputs must have the same shape");
+    out[0] = in[0];
+    return {};
+  }
 
   template <StorageElement T, int Pack>
   Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {

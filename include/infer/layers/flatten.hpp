@@ -5,12 +5,21 @@
 #include <cstdint>
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
+#include <infer/shape.hpp>
 
 namespace infer::layers {
 
 struct Flatten {
   using storage = all_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    if (in[0].total() > std::size_t(INT32_MAX))
+      return shape_error("too many values for a 1-D blob");
+    out[0] = Shape::of(static_cast<int>(in[0].total()));
+    return {};
+  }
 
   /// The output is always a copy, never a view of the input, so its memory is the output's own
   /// (a planned arena slot stays valid after the input's slot is reused).

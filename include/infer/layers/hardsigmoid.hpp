@@ -6,6 +6,7 @@
 #include <infer/concepts.hpp>
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
+#include <infer/shape.hpp>
 
 namespace infer::layers {
 
@@ -15,6 +16,10 @@ struct HardSigmoid {
 
   using storage = float_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    return same_shape(in, out);
+  }
 
   auto op() const { return act::HardSigmoid{alpha, beta}; }
 

@@ -5,12 +5,12 @@
 // from a second blob (pads of -233/-234); it gives an Error.
 #pragma once
 
-#include <infer/concepts.hpp>
-#include <infer/layers/detail/remap.hpp>
-
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <infer/concepts.hpp>
+#include <infer/layers/detail/remap.hpp>
+#include <infer/shape.hpp>
 #include <utility>
 #include <vector>
 
@@ -28,10 +28,56 @@ struct Padding {
   int behind = 0;                     ///< ncnn 8=behind: after c (3-D) or d (4-D)
   /// Weight: the constant of each (output) channel of a 3-D/4-D blob, per_channel_pad_data_size
   /// of them; it replaces `value` there (1-D/2-D blobs use `value`, as in ncnn).
-  std::vector<float> per_channel_pad_data;
+  std::vector<float> per_channel_pad_data{};
 
   using storage = all_storage;
   using packs = all_packs;
+
+  /// Pads before and after each ncnn axis (0 outermost) of a dims-D blob: front/behind pad c of
+  /// a 3-D blob and d of a 4-D one, whose c is never padded.
+  constexpr std::array<std::array<int, 2>, 4> pads_by_axis(int dims) const {
+    switch (dims) {
+      case 1:
+        return {{{left, right}}};
+      case 2:
+        return {{{top, bottom}, {left, right}}};
+      case 3:
+        return {{{front, behind}, {top, bottom}, {left, right}}};
+      default:
+        return {{{0, 0}, {front, behind}, {top, bottom}, {left, right}}};
+    }
+  }
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    if (type < 0 || type > 2)
+      return shape_error("type must be 0 (constant), 1 (replicate) or 2 (reflect)");
+    if (top == -233 || top == -234)
+      return shape_error("pads of -233/-234 (ncnn's two-blob form) are not supported");
+    const int dims = in[0].dims;
+    const std::array<int, 4> e = in[0].outer_first();
+    const std::array<std::array<int, 2>, 4> pads = pads_by_axis(dims);
+    std::array<int, 4> ext = e;
+    for (int a = 0; a < dims; ++a) {
+      const int before = pads[a][0], after = pads[a][1];
+      if (before < 0 || after < 0) return shape_error("pads must not be negative");
+      if (type == 2 && (before >= e[a] || after >= e[a]))
+        return shape_error("reflect pads must be below the extent they pad");
+      const std::int64_t total = std::int64_t(e[a]) + before + after;
+      if (total > INT_MAX) return shape_error("a padded extent is too large");
+      ext[a] = int(total);
+    }
+    out[0] = Shape::from_outer_first(dims, ext);
+    // The per-channel constants are read only when something is padded (as forward does).
+    if (out[0] != in[0] && per_channel_pad_data_size != 0 && dims >= 3 && type == 0) {
+      if (per_channel_pad_data_size < out[0].c)
+        return shape_error("per_channel_pad_data_size is below the output's channel count");
+      if (!per_channel_pad_data.empty() &&
+          per_channel_pad_data.size() != std::size_t(per_channel_pad_data_size))
+        return shape_error("per_channel_pad_data does not hold per_channel_pad_data_size values");
+    }
+    return {};
+  }
 
   /// Source index of each of `before + n + after` output positions along an axis of extent n
   /// (-1: the constant).

@@ -5,6 +5,7 @@
 #include <array>
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
+#include <infer/shape.hpp>
 #include <string_view>
 
 namespace infer::layers {
@@ -69,21 +70,44 @@ struct Permute {
   /// For each output axis (outermost first), the input axis it takes; an Error for an order_type
   /// that `dims` does not have.
   Result<std::array<int, 4>> axis_map(int dims) const {
-    const int count = dims == 2 ? 2 : dims == 3 ? 6 : 24;
+    const int count = order_count(dims);
     if (order_type < 0 || order_type >= count) {
       if (dims == 1)
         return make_error("Permute: order_type {} is not defined (expected 0 to 23)", order_type);
       return make_error("Permute: order_type {} is not defined for a {}-D input (expected 0 to {})",
                         order_type, dims, count - 1);
     }
+    return axes_from(dims, order_type);
+  }
+
+  /// How many order types a dims-D input has (1-D takes any of the 24, as the identity).
+  static constexpr int order_count(int dims) { return dims == 2 ? 2 : dims == 3 ? 6 : 24; }
+  /// axis_map for a valid order type (0 <= order_type < order_count(dims)).
+  static constexpr std::array<int, 4> axes_from(int dims, int order_type) {
     std::array<int, 4> from = {0, 1, 2, 3};
     if (dims == 1) return from;  // one axis: every order is the identity, as in ncnn
-    const std::string_view order = dims == 2   ? kOrders2[order_type]
-                                   : dims == 3 ? kOrders3[order_type]
-                                               : kOrders4[order_type];
+    if (order_type < 0 || order_type >= order_count(dims)) return from;
+    // Bounds written out per table: GCC 12 at -O3 otherwise warns about the other tables.
+    const std::size_t t = std::size_t(order_type);
+    std::string_view order = kOrders4[t % kOrders4.size()];
+    if (dims == 2) order = kOrders2[t % kOrders2.size()];
+    if (dims == 3) order = kOrders3[t % kOrders3.size()];
     const std::string_view axes = dims == 2 ? "hw" : dims == 3 ? "chw" : "cdhw";  // outer first
     for (int k = 0; k < dims; ++k) from[dims - 1 - k] = int(axes.find(order[k]));
     return from;
+  }
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    const int dims = in[0].dims;
+    if (order_type < 0 || order_type >= order_count(dims))
+      return shape_error("order_type is not defined for the input's dims");
+    const std::array<int, 4> from = axes_from(dims, order_type);
+    const std::array<int, 4> e = in[0].outer_first();
+    std::array<int, 4> o = e;
+    for (int j = 0; j < dims; ++j) o[j] = e[from[j]];
+    out[0] = Shape::from_outer_first(dims, o);
+    return {};
   }
 
   /// The output's logical shape for an input of logical shape `in`.

@@ -5,6 +5,7 @@
 #include <infer/concepts.hpp>
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
+#include <infer/shape.hpp>
 
 namespace infer::layers {
 
@@ -13,6 +14,10 @@ struct ReLU {
 
   using storage = all_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    return same_shape(in, out);
+  }
 
   act::ReLU op() const { return {slope}; }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
+#include <infer/shape.hpp>
 
 namespace infer::layers {
 
@@ -24,6 +25,45 @@ struct Reshape {
 
   using storage = all_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    const std::array<int, 4> key = {w, h, c, d};  // ncnn drops axes from the end of w, h, c, d
+    int dims = 0;
+    while (dims < 4 && key[dims] != kDrop) ++dims;
+    if (dims == 0) return shape_error("no output shape (w is -233)");
+    for (int i = dims; i < 4; ++i)
+      if (key[i] != kDrop) return shape_error("an extent is set after a dropped (-233) one");
+    const std::array<int, 4> in_extent = {in[0].w, in[0].h, in[0].c, in[0].d};
+    std::array<std::int64_t, 4> e = {1, 1, 1, 1};
+    int infer_at = -1;
+    std::int64_t known = 1;
+    for (int i = 0; i < dims; ++i) {
+      if (key[i] == kInfer) {
+        if (infer_at >= 0) return shape_error("at most one extent can be -1 (inferred)");
+        infer_at = i;
+        continue;
+      }
+      if (key[i] < kInfer) return shape_error("an extent must be > 0, 0, -1 or -233");
+      e[i] = key[i] == kKeep ? in_extent[i] : key[i];
+      known *= e[i];
+    }
+    const auto total = static_cast<std::int64_t>(in[0].total());
+    if (infer_at >= 0) {
+      if (total % known != 0) return shape_error("the -1 extent cannot make the total come out");
+      e[infer_at] = total / known;
+      known = total;
+    }
+    if (known != total) return shape_error("the output shape holds a different number of values");
+    for (std::int64_t x : e)
+      if (x > INT32_MAX) return shape_error("an output extent is too large");
+    const int ow = int(e[0]), oh = int(e[1]), oc = int(e[2]), od = int(e[3]);
+    out[0] = dims == 1   ? Shape::of(ow)
+             : dims == 2 ? Shape::of(ow, oh)
+             : dims == 3 ? Shape::of(ow, oh, oc)
+                         : Shape::of(ow, oh, od, oc);
+    return {};
+  }
 
   /// The output's logical shape for an input of logical shape `in`, or why there is none.
   Result<Shape> output_shape(const Shape& in) const {

@@ -5,20 +5,63 @@
 
 #include <infer/concepts.hpp>
 #include <infer/convert.hpp>
+#include <infer/io/model_bin.hpp>
 #include <infer/layers/detail/affine.hpp>
+#include <infer/shape.hpp>
 #include <span>
 #include <vector>
 
 namespace infer::layers {
 
 struct Scale {
-  int scale_data_size = 0;        ///< ncnn 0=scale_data_size; -233: the scale is the second input
-  bool bias_term = false;         ///< ncnn 1=bias_term
-  std::vector<float> scale_data;  ///< weights, scale_data_size values
-  std::vector<float> bias_data;   ///< weights, scale_data_size values when bias_term
+  int scale_data_size = 0;          ///< ncnn 0=scale_data_size; -233: the scale is the second input
+  bool bias_term = false;           ///< ncnn 1=bias_term
+  std::vector<float> scale_data{};  ///< weights, scale_data_size values
+  std::vector<float> bias_data{};   ///< weights, scale_data_size values when bias_term
 
   using storage = float_storage;
   using packs = all_packs;
+
+  /// One input with the scale in the weights, or (scale_data_size = -233) two: the blob and a
+  /// blob of one scale per index of its packing axis. The output has the first input's shape.
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (out.size() != 1) return shape_error("gives exactly one output blob");
+    if (in.size() != (scale_data_size == -233 ? 2u : 1u))
+      return shape_error("takes 1 input, or 2 with scale_data_size = -233");
+    for (const Shape& s : in)
+      if (s.dims < 1 || s.dims > 4) return shape_error("input must have 1 to 4 dims");
+    const int n = in[0].packed_extent();
+    if (scale_data_size == -233) {
+      if (in[1].total() != std::size_t(n))
+        return shape_error("the scale blob must hold one value per channel of the first input");
+    } else {
+      if (scale_data_size != n)
+        return shape_error("scale_data_size differs from the input's channel count");
+      if (!scale_data.empty() && scale_data.size() != std::size_t(n))
+        return shape_error("scale_data does not hold scale_data_size values");
+    }
+    if (bias_term && !bias_data.empty() && bias_data.size() != std::size_t(n))
+      return shape_error("bias_data does not hold one value per channel");
+    out[0] = in[0];
+    return {};
+  }
+
+  /// Reads scale_data then, with bias_term, bias_data (raw f32, ncnn's order); nothing for the
+  /// two-blob form (scale_data_size = -233).
+  Status load(io::ModelBin& mb) {
+    if (scale_data_size == -233) return {};
+    if (scale_data_size <= 0)
+      return make_error("Scale: scale_data_size must be positive or -233, got {}", scale_data_size);
+    auto s = mb.load(std::size_t(scale_data_size), io::WeightType::raw_f32);
+    if (!s.ok()) return make_error("Scale: scale_data: {}", s.message());
+    scale_data = std::move(s).value();
+    if (bias_term) {
+      auto b = mb.load(std::size_t(scale_data_size), io::WeightType::raw_f32);
+      if (!b.ok()) return make_error("Scale: bias_data: {}", b.message());
+      bias_data = std::move(b).value();
+    }
+    return {};
+  }
 
   /// One-blob form: scale from the weights.
   template <StorageElement T, int Pack>

@@ -4,6 +4,7 @@
 
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
+#include <infer/shape.hpp>
 
 namespace infer::layers {
 
@@ -13,6 +14,14 @@ struct ShuffleChannel {
 
   using storage = all_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = same_shape(in, out); !c.ok()) return c;
+    if (group < 1) return shape_error("group must be at least 1");
+    if ((in[0].dims >= 3 ? in[0].c : 1) % group != 0)
+      return shape_error("group must divide the channel count");
+    return {};
+  }
 
   /// A 3-D or 4-D blob's channels are shuffled (a 4-D channel moves with all its d*h*w values;
   /// ncnn's reference handles 3-D only). A 1-D or 2-D blob counts as one channel, as in ncnn, so

@@ -4,10 +4,10 @@
 // input's pack gets a narrower one.
 #pragma once
 
+#include <array>
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
-
-#include <array>
+#include <infer/shape.hpp>
 #include <span>
 #include <vector>
 
@@ -16,14 +16,52 @@ namespace infer::layers {
 struct Slice {
   /// ncnn 0=slices: the size of each output along `axis`; -233 takes an even share of what is
   /// left, (extent - used) / (outputs left). One entry per output; they must add up to the extent.
-  std::vector<int> slices;
+  std::vector<int> slices{};
   int axis = 0;  ///< ncnn 1=axis
   /// ncnn 2=indices: where outputs 1..N-1 start (negative counts from the end); one fewer than the
   /// outputs. Used instead of `slices` when given.
-  std::vector<int> indices;
+  std::vector<int> indices{};
 
   using storage = all_storage;
   using packs = all_packs;
+
+  /// One output per part (the node's output count), each the input cut along axis.
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (in.size() != 1) return shape_error("expects exactly one input blob");
+    if (out.empty()) return shape_error("gives at least one output blob");
+    const int dims = in[0].dims;
+    if (dims < 1 || dims > 4) return shape_error("input must have 1 to 4 dims");
+    if (axis < -dims || axis >= dims) return shape_error("axis is out of range for the input");
+    const int a = axis < 0 ? axis + dims : axis;
+    const std::array<int, 4> e = in[0].outer_first();
+    const std::size_t outputs = out.size();
+    if (indices.empty() && slices.empty())
+      return shape_error("neither slices nor indices is given");
+    if (!indices.empty() && indices.size() + 1 != outputs)
+      return shape_error("indices must number one fewer than the outputs");
+    if (indices.empty() && slices.size() != outputs)
+      return shape_error("slices must number as many as the outputs");
+    int used = 0;
+    for (std::size_t i = 0; i < outputs; ++i) {
+      int size = 0;
+      if (!indices.empty()) {
+        const int end = i + 1 == outputs ? e[a] : indices[i] < 0 ? e[a] + indices[i] : indices[i];
+        if (end <= used || end > e[a])
+          return shape_error("indices must rise strictly inside the axis");
+        size = end - used;
+      } else {
+        size = slices[i] == -233 ? (e[a] - used) / static_cast<int>(outputs - i) : slices[i];
+        if (size <= 0 || size > e[a] - used)
+          return shape_error("each slice must be positive and fit in the axis");
+      }
+      used += size;
+      std::array<int, 4> part = e;
+      part[a] = size;
+      out[i] = Shape::from_outer_first(dims, part);
+    }
+    if (used != e[a]) return shape_error("slices must add up to the axis extent");
+    return {};
+  }
 
   /// The size of each of `outputs` parts of an axis of `extent`, or an Error naming the problem.
   Result<std::vector<int>> sizes(int extent, std::size_t outputs) const {

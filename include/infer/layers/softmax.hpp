@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/kernels/softmax.hpp>
+#include <infer/shape.hpp>
 
 namespace infer::layers {
 
@@ -17,6 +18,12 @@ struct Softmax {
 
   using storage = float_storage;
   using packs = all_packs;
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = same_shape(in, out); !c.ok()) return c;
+    if (axis < -in[0].dims || axis >= in[0].dims) return shape_error("axis is out of range");
+    return {};
+  }
 
   template <StorageElement T, int Pack>
   Status forward_inplace(Mat& blob, const Option& opt) const {

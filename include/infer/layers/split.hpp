@@ -4,7 +4,7 @@
 
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
-
+#include <infer/shape.hpp>
 #include <span>
 
 namespace infer::layers {
@@ -12,6 +12,15 @@ namespace infer::layers {
 struct Split {
   using storage = all_storage;
   using packs = all_packs;
+
+  /// Every output (as many as the node has, at least one) has the input's shape.
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (in.size() != 1) return shape_error("expects exactly one input blob");
+    if (out.empty()) return shape_error("gives at least one output blob");
+    if (in[0].dims < 1 || in[0].dims > 4) return shape_error("input must have 1 to 4 dims");
+    for (Shape& s : out) s = in[0];
+    return {};
+  }
 
   /// Each of `tops` (as many as the caller wants outputs, at least one) becomes `bottoms[0]`.
   template <StorageElement T, int Pack>

@@ -23,8 +23,8 @@ enum class ActivationType : int {
 
 /// The activation a fusing layer applies to its accumulators before the store.
 struct ActivationParam {
-  int type = 0;                     ///< ncnn 9=activation_type (0..6)
-  std::array<float, 2> params{};    ///< ncnn 10=activation_params
+  int type = 0;                   ///< ncnn 9=activation_type (0..6)
+  std::array<float, 2> params{};  ///< ncnn 10=activation_params
 
   constexpr bool valid() const { return type >= 0 && type <= 6; }
 };

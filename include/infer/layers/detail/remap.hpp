@@ -3,16 +3,15 @@
 // layouts are handled here once, so each layer only says which index goes where.
 #pragma once
 
-#include <infer/element.hpp>
-#include <infer/mat.hpp>
-#include <infer/status.hpp>
-
 #include <array>
 #include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <infer/element.hpp>
+#include <infer/mat.hpp>
+#include <infer/status.hpp>
 #include <span>
 #include <string_view>
 #include <type_traits>

@@ -1,0 +1,226 @@
+// ncnn InnerProduct (fully connected): y = act(W x + b) on the input flattened to num_input =
+// weight_data_size / num_output values (1-D output), or, for a 2-D input of num_input columns and
+// more than one row, row by row (a 2-D output of num_output columns), as ncnn does.
+// f32/f16/bf16 storage with f32 arithmetic and weights, every pack; i8 (ncnn's int8_scale_term)
+// is not supported: the quantization scales live outside the blob in ncnn's scheme.
+#pragma once
+
+#include <cstddef>
+#include <infer/concepts.hpp>
+#include <infer/io/model_bin.hpp>
+#include <infer/kernels/innerproduct.hpp>
+#include <infer/layers/detail/activation_param.hpp>
+#include <infer/shape.hpp>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace infer::layers {
+
+struct InnerProduct {
+  int num_output = 0;          ///< ncnn 0=num_output
+  int bias_term = 0;           ///< ncnn 1=bias_term
+  int weight_data_size = 0;    ///< ncnn 2=weight_data_size: num_input * num_output
+  int int8_scale_term = 0;     ///< ncnn 8=int8_scale_term; int8 weights are not supported: 0
+  ActivationParam activation;  ///< ncnn 9=activation_type, 10=activation_params
+
+  /// [num_input, num_output] innermost first: the num_input weights of output o start at
+  /// o * num_input. From load() or filled directly.
+  std::vector<float> weight_data;
+  std::vector<float> bias_data;  ///< [num_output] when bias_term
+
+  /// weight_data as the flat kernel reads it at prepared_pack: [o / P][k][o % P] with
+  /// P = pack_for(num_output, prepared_pack). From prepare().
+  std::vector<float> packed_weight;
+  int prepared_pack = 0;  ///< the pack prepare() laid the weights out for; 0: not prepared
+
+  using storage = float_storage;
+  using packs = all_packs;
+
+  /// Inputs per output: weight_data_size / num_output.
+  constexpr int num_input() const { return num_output > 0 ? weight_data_size / num_output : 0; }
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (ShapeCheck c = expect_one_to_one(in, out); !c.ok()) return c;
+    if (const char* e = param_error()) return shape_error(e);
+    const Shape s = in[0];
+    if (s.dims == 2 && s.w == num_input() && s.h > 1) {
+      out[0] = Shape::of(num_output, s.h);
+      return {};
+    }
+    if (s.total() != std::size_t(num_input()))
+      return shape_error("input size differs from num_input = weight_data_size / num_output");
+    out[0] = Shape::of(num_output);
+    return {};
+  }
+
+  /// Reads weight_data (tagged: f32 or f16) and, with bias_term, bias_data (raw f32).
+  Status load(io::ModelBin& mb) {
+    if (const char* e = param_error())
+      return make_error(
+          "InnerProduct: cannot load weights: {} (num_output {}, weight_data_size {})", e,
+          num_output, weight_data_size);
+    auto w = mb.load(std::size_t(weight_data_size), io::WeightType::tagged);
+    if (!w.ok()) return make_error("InnerProduct: weight_data: {}", w.message());
+    std::vector<float> bias;
+    if (bias_term) {
+      auto b = mb.load(std::size_t(num_output), io::WeightType::raw_f32);
+      if (!b.ok()) return make_error("InnerProduct: bias_data: {}", b.message());
+      bias = std::move(b).value();
+    }
+    weight_data = std::move(w).value();
+    bias_data = std::move(bias);
+    prepared_pack = 0;
+    return {};
+  }
+
+  /// Interleaves the weights of pack_for(num_output, pack) outputs for the flat kernel (weights
+  /// stay f32 for every storage type).
+  Status prepare(ElemType /*type*/, int pack, const Option& /*opt*/) {
+    INFER_TRY(check());
+    if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
+      return make_error("InnerProduct: pack must be 1, 4, 8 or 16, got {}", pack);
+    const int p = pack_for(num_output, pack);
+    const std::size_t n = std::size_t(num_input());
+    packed_weight.resize(weight_data.size());
+    for (std::size_t o = 0; o < std::size_t(num_output); ++o)
+      for (std::size_t k = 0; k < n; ++k)
+        packed_weight[((o / p) * n + k) * p + o % p] = weight_data[o * n + k];
+    prepared_pack = pack;
+    return {};
+  }
+
+  /// Folds a following per-output y = x * a + b (BatchNorm, Scale) into weights and bias; call
+  /// prepare again afterwards.
+  Status fold_affine(std::span<const float> a, std::span<const float> b) {
+    INFER_TRY(check());
+    if (activation.type != 0)
+      return make_error("InnerProduct: cannot fold an affine map behind fused activation_type {}",
+                        activation.type);
+    const std::size_t m = std::size_t(num_output), n = std::size_t(num_input());
+    if (a.size() != m || (!b.empty() && b.size() != m))
+      return make_error(
+          "InnerProduct: fold_affine needs {0} scales and {0} (or no) biases, got {1} and {2}", m,
+          a.size(), b.size());
+    for (std::size_t o = 0; o < m; ++o)
+      for (std::size_t k = 0; k < n; ++k) weight_data[o * n + k] *= a[o];
+    if (!bias_term) bias_data.assign(m, 0.f);
+    for (std::size_t o = 0; o < m; ++o)
+      bias_data[o] = bias_data[o] * a[o] + (b.empty() ? 0.f : b[o]);
+    bias_term = 1;
+    prepared_pack = 0;
+    return {};
+  }
+
+  template <StorageElement T, int Pack>
+  Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
+    return with_activation(
+        activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
+  }
+
+  /// forward with `act` applied to the accumulators in place of `activation`.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    INFER_TRY(check());
+    if (!bottom.is<T, Pack>())
+      return make_error("InnerProduct: forward<{}, {}> got a {} input", to_string(elem_type_v<T>),
+                        Pack, bottom.describe());
+    if (prepared_pack != Pack || packed_weight.size() != weight_data.size())
+      return make_error(
+          "InnerProduct: weights are not prepared for pack {} (call prepare(type, {}, opt))", Pack,
+          Pack);
+    const int n = num_input();
+    const Shape s = bottom.shape();
+    const float* bias = bias_term ? bias_data.data() : nullptr;
+    if (s.dims == 2 && s.w == n && s.h > 1) {  // a batch of rows; the rows stay packed by Pack
+      INFER_TRY(top.create(Shape::of(num_output, s.h), elem_type_v<T>, Pack, opt.blob_alloc()));
+      kernels::innerproduct_rows<T, Pack>(bottom.data_as<const T>(), n, s.h / Pack,
+                                          weight_data.data(), bias, top.data_as<T>(), num_output,
+                                          act, opt.num_threads);
+      return {};
+    }
+    if (s.total() != std::size_t(n))
+      return make_error(
+          "InnerProduct: input {} holds {} values, the weights take num_input = {} "
+          "(weight_data_size {} / num_output {})",
+          bottom.describe(), s.total(), n, weight_data_size, num_output);
+    // The kernel reads the input in logical order; only a 1-D f32 blob already is that array.
+    const float* x = nullptr;
+    Mat flat;
+    if (std::is_same_v<T, f32> && s.dims == 1) {
+      x = bottom.data_as<const float>();
+    } else {
+      INFER_TRY(flat.create(Shape::of(n), ElemType::f32, 1, opt.workspace_alloc()));
+      flatten<T, Pack>(bottom, flat.data_as<float>());
+      x = flat.data_as<const float>();
+    }
+    const int out_pack = pack_for(num_output, Pack);
+    INFER_TRY(top.create(Shape::of(num_output), elem_type_v<T>, out_pack, opt.blob_alloc()));
+    T* y = top.data_as<T>();
+    auto run = [&](auto out_pack_constant) -> Status {
+      constexpr int OutPack = decltype(out_pack_constant)::value;
+      kernels::innerproduct<T, OutPack>(x, n, packed_weight.data(), bias, y, num_output, act,
+                                        opt.num_threads);
+      return {};
+    };
+    if constexpr (Pack >= 16)
+      if (out_pack == 16) return run(std::integral_constant<int, 16>{});
+    if constexpr (Pack >= 8)
+      if (out_pack == 8) return run(std::integral_constant<int, 8>{});
+    if constexpr (Pack >= 4)
+      if (out_pack == 4) return run(std::integral_constant<int, 4>{});
+    return run(std::integral_constant<int, 1>{});
+  }
+
+ private:
+  /// Why the parameters are unusable (a static message), or null.
+  constexpr const char* param_error() const {
+    if (num_output <= 0) return "num_output must be positive";
+    if (weight_data_size <= 0 || weight_data_size % num_output != 0)
+      return "weight_data_size must be a positive multiple of num_output";
+    if (int8_scale_term != 0) return "int8_scale_term (int8 weights) is not supported";
+    if (!activation.valid()) return "activation_type must be one of ncnn's 0..6";
+    return nullptr;
+  }
+
+  Status check() const {
+    if (const char* e = param_error())
+      return make_error(
+          "InnerProduct: {} (num_output {}, weight_data_size {}, int8_scale_term {}, "
+          "activation_type {})",
+          e, num_output, weight_data_size, int8_scale_term, activation.type);
+    if (weight_data.size() != std::size_t(weight_data_size))
+      return make_error("InnerProduct: weight_data holds {} values, weight_data_size is {}",
+                        weight_data.size(), weight_data_size);
+    if (bias_term && bias_data.size() != std::size_t(num_output))
+      return make_error("InnerProduct: bias_data holds {} values, expected num_output = {}",
+                        bias_data.size(), num_output);
+    return {};
+  }
+
+  /// The values of `m` (elempack Pack) in logical order: (c, d, h, w) outermost first.
+  template <StorageElement T, int Pack>
+  static void flatten(const Mat& m, float* dst) {
+    const MatView<T, Pack> v = m.view<T, Pack>();
+    if (v.dims == 1) {  // the packed layout of 1-D is the plain one
+      for (std::size_t i = 0; i < std::size_t(v.w) * Pack; ++i) dst[i] = to_f32(v.data[i]);
+    } else if (v.dims == 2) {  // row group j, column x, lane l holds row j * Pack + l
+      const std::size_t w = std::size_t(v.w);
+      for (std::size_t j = 0; j < std::size_t(v.h); ++j)
+        for (std::size_t x = 0; x < w; ++x)
+          for (std::size_t l = 0; l < Pack; ++l)
+            dst[(j * Pack + l) * w + x] = to_f32(v.data[(j * w + x) * Pack + l]);
+    } else {  // channel group q, plane index i, lane l holds channel q * Pack + l
+      const std::size_t plane = std::size_t(v.w) * v.h * v.d;
+      for (int q = 0; q < v.c; ++q) {
+        const T* src = v.channel(q);
+        for (std::size_t i = 0; i < plane; ++i)
+          for (std::size_t l = 0; l < Pack; ++l)
+            dst[(std::size_t(q) * Pack + l) * plane + i] = to_f32(src[i * Pack + l]);
+      }
+    }
+  }
+};
+
+}  // namespace infer::layers

@@ -1,0 +1,248 @@
+// The composer on the convolution family: activation fusion (by the pass and as stated with
+// ncnn's 9=activation_type), BatchNorm/Scale folding, and agreement of the fused, packed,
+// in-place graph with the plain one (no fusion, pack 1, no in-place) and with f16/bf16 storage.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <infer/graph.hpp>
+#include <infer/layers/batchnorm.hpp>
+#include <infer/layers/convolution.hpp>
+#include <infer/layers/convolution_depthwise.hpp>
+#include <infer/layers/deconvolution.hpp>
+#include <infer/layers/eltwise.hpp>
+#include <infer/layers/hardswish.hpp>
+#include <infer/layers/innerproduct.hpp>
+#include <infer/layers/mish.hpp>
+#include <infer/layers/pooling.hpp>
+#include <infer/layers/relu.hpp>
+#include <infer/layers/scale.hpp>
+#include <infer/layers/sigmoid.hpp>
+#include <random>
+
+using namespace infer;
+using namespace infer::layers;
+using graph::from;
+using graph::input;
+using graph::node;
+using graph::output;
+
+namespace {
+
+constexpr Convolution conv(int in, int out, int k, int stride, int pad, int act = 0) {
+  Convolution c;
+  c.num_output = out;
+  c.kernel_w = k;
+  c.stride_w = stride;
+  c.pad_left = pad;
+  c.bias_term = 1;
+  c.weight_data_size = out * in * k * k;
+  c.activation.type = act;
+  c.activation.params = {-0.5f, 0.5f};
+  return c;
+}
+constexpr ConvolutionDepthWise depthwise(int ch) {
+  ConvolutionDepthWise c;
+  c.num_output = ch;
+  c.kernel_w = 3;
+  c.pad_left = 1;
+  c.group = ch;
+  c.bias_term = 1;
+  c.weight_data_size = ch * 9;
+  return c;
+}
+constexpr Deconvolution deconv(int in, int out) {
+  Deconvolution d;
+  d.num_output = out;
+  d.kernel_w = d.kernel_h = 4;
+  d.stride_w = d.stride_h = 2;
+  d.pad_left = d.pad_top = d.pad_right = d.pad_bottom = 1;
+  d.bias_term = true;
+  d.weight_data_size = in * out * 16;
+  return d;
+}
+constexpr InnerProduct fc(int in, int out) {
+  InnerProduct f;
+  f.num_output = out;
+  f.bias_term = true;
+  f.weight_data_size = in * out;
+  return f;
+}
+constexpr Pooling global_avg() {
+  Pooling p;
+  p.pooling_type = 1;
+  p.global_pooling = 1;
+  return p;
+}
+constexpr BatchNorm bn(int ch) {
+  BatchNorm b;
+  b.channels = ch;
+  b.eps = 1e-3f;
+  return b;
+}
+constexpr Scale scale(int n) {
+  Scale s;
+  s.scale_data_size = n;
+  s.bias_term = true;
+  return s;
+}
+
+static constexpr auto net = graph::make_graph(
+    input("in", Shape::of(12, 10, 6)),
+    node(conv(6, 16, 3, 1, 1), "in", "conv_a"),  // + BatchNorm folded, + ReLU fused
+    node(bn(16), "conv_a", "bn_a"), node(ReLU{}, "bn_a", "a"),
+    node(conv(16, 16, 1, 1, 0, 3), "a", "b"),  // Clip stated directly (9=3)
+    node(depthwise(16), "b", "dw"),            // + Sigmoid fused
+    node(Sigmoid{}, "dw", "c"),
+    node(conv(16, 8, 3, 2, 1), "c", "d"),  // two readers: Mish is not fused
+    node(Mish{}, "d", "e"), node(Eltwise{1}, from("d", "e"), "f"),
+    node(deconv(8, 8), "f", "deconv"),  // + HardSwish fused
+    node(HardSwish{}, "deconv", "g"), node(global_avg(), "g", "pooled"),
+    node(fc(8, 5), "pooled", "fc"),  // + Scale folded, + leaky ReLU fused
+    node(scale(5), "fc", "scaled"), node(ReLU{0.2f}, "scaled", "out"), output("out"));
+
+using Fused = graph::StaticGraph<net>;
+using Plain = graph::StaticGraph<net, graph::Target{ElemType::f32, 1, false, false}>;
+
+/// Random weights, the same for every graph given the same seed.
+template <class G>
+void set_weights(G& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  auto values = [&](std::size_t n, float lo = -0.5f, float hi = 0.5f) {
+    std::vector<float> v(n);
+    for (float& x : v) x = lo + (hi - lo) * (u(rng) + 0.5f);
+    return v;
+  };
+  g.for_each_layer([&](auto& l) {
+    using L = std::remove_cvref_t<decltype(l)>;
+    if constexpr (requires {
+                    l.weight_data;
+                    l.weight_data_size;
+                    l.num_output;
+                  }) {
+      l.weight_data = values(std::size_t(l.weight_data_size));
+      if (l.bias_term) l.bias_data = values(std::size_t(l.num_output));
+    } else if constexpr (std::is_same_v<L, BatchNorm>) {
+      const std::size_t n = std::size_t(l.channels);
+      REQUIRE(l.load(values(n, 0.5f, 1.5f), values(n), values(n, 0.2f, 1.f), values(n)).ok());
+    } else if constexpr (std::is_same_v<L, Scale>) {
+      l.scale_data = values(std::size_t(l.scale_data_size), 0.5f, 2.f);
+      l.bias_data = values(std::size_t(l.scale_data_size));
+    }
+  });
+  REQUIRE(g.finalize().ok());
+}
+
+Mat random_input(unsigned seed) {
+  Mat m(Shape::of(12, 10, 6));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int q = 0; q < 6; ++q)
+    for (int i = 0; i < 120; ++i) static_cast<float*>(m.channel_data(q))[i] = u(rng);
+  return m;
+}
+
+const graph::StepDesc& step_of(const graph::Plan& p, std::string_view name) {
+  for (const auto& s : p.steps)
+    if (s.kind == graph::StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name)
+      return s;
+  FAIL("no step for node " << name);
+  return p.steps.front();
+}
+
+}  // namespace
+
+TEST_CASE("activations fuse into their producers, affine layers fold into their weights",
+          "[graph][fusion]") {
+  const graph::Plan p = Fused::plan();
+  REQUIRE(p.error.ok());
+  INFO(graph::format_plan(p));
+  const auto& a = step_of(p, "conv_a");
+  CHECK(a.act.type == 1);
+  REQUIRE(a.folded.size() == 1);
+  CHECK(p.desc.nodes[std::size_t(a.folded[0])].type == "BatchNorm");
+  CHECK(step_of(p, "b").act.type == 3);  // stated directly, kept
+  CHECK(step_of(p, "dw").act.type == 4);
+  CHECK(step_of(p, "d").act.type == 0);  // its output has two readers
+  CHECK(step_of(p, "e").act.type == 0);  // Mish runs on its own
+  CHECK(step_of(p, "deconv").act.type == 6);
+  const auto& f = step_of(p, "fc");
+  CHECK(f.act.type == 2);
+  CHECK(f.act.params[0] == 0.2f);
+  REQUIRE(f.folded.size() == 1);
+  CHECK(p.desc.nodes[std::size_t(f.folded[0])].type == "Scale");
+  for (std::string_view gone : {"bn_a", "a", "c", "g", "scaled", "out"}) {
+    bool found = false;
+    for (const auto& s : p.steps)
+      found = found ||
+              (s.kind == graph::StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == gone);
+    INFO("node " << gone);
+    CHECK(!found);
+  }
+  // The plain plan runs every node and converts nothing.
+  const graph::Plan plain = Plain::plan();
+  CHECK(plain.steps.size() == 15);
+  for (const auto& s : plain.steps) CHECK((s.kind == graph::StepDesc::layer && !s.inplace));
+}
+
+TEST_CASE("fused, packed, in-place graphs agree with the plain one", "[graph][fusion]") {
+  Option opt;
+  opt.num_threads = 2;
+  Plain plain(opt);
+  set_weights(plain, 11);
+  Fused fused(opt);
+  set_weights(fused, 11);
+  graph::StaticGraph<net, graph::Target{ElemType::f32, 4}> pack4(opt);
+  set_weights(pack4, 11);
+  graph::StaticGraph<net, graph::Target{ElemType::f16, 16}> half(opt);
+  set_weights(half, 11);
+  graph::StaticGraph<net, graph::Target{ElemType::bf16, 8}> brain(opt);
+  set_weights(brain, 11);
+  for (unsigned seed : {1u, 2u}) {
+    const Mat in = random_input(seed);
+    REQUIRE(plain.forward(in).ok());
+    REQUIRE(fused.forward(in).ok());
+    REQUIRE(pack4.forward(in).ok());
+    REQUIRE(half.forward(in).ok());
+    REQUIRE(brain.forward(in).ok());
+    const float* want = plain.output().data_as<const float>();
+    auto compare = [&](const Mat& got_mat, float abs, float rel, const char* what) {
+      REQUIRE(got_mat.shape() == Shape::of(5));
+      const float* got = got_mat.data_as<const float>();
+      for (int k = 0; k < 5; ++k) {
+        INFO(what << " output " << k << " got " << got[k] << " want " << want[k]);
+        CHECK(std::fabs(got[k] - want[k]) <= abs + rel * std::fabs(want[k]));
+      }
+    };
+    compare(fused.output(), 1e-5f, 1e-4f, "fused f32");
+    compare(pack4.output(), 1e-5f, 1e-4f, "fused f32 pack 4");
+    compare(half.output(), 1e-2f, 2e-2f, "fused f16");
+    compare(brain.output(), 5e-2f, 1e-1f, "fused bf16");
+  }
+}
+
+TEST_CASE("weights load through the graph in ncnn order and fold at load", "[graph][fusion]") {
+  // The arrays reader checks every count, so a wrong order or size is an error.
+  std::vector<std::vector<float>> buffers;
+  auto add = [&](std::size_t n, float v) { buffers.push_back(std::vector<float>(n, v)); };
+  add(16 * 6 * 9, 0.01f), add(16, 0.f);                    // conv_a
+  add(16, 1.f), add(16, 0.f), add(16, 1.f), add(16, 0.f);  // bn_a
+  add(16 * 16, 0.01f), add(16, 0.f);                       // b
+  add(16 * 9, 0.1f), add(16, 0.f);                         // dw
+  add(8 * 16 * 9, 0.01f), add(8, 0.f);                     // d
+  add(8 * 8 * 16, 0.01f), add(8, 0.f);                     // deconv
+  add(5 * 8, 0.1f), add(5, 0.f);                           // fc
+  add(5, 2.f), add(5, 1.f);                                // scaled
+  io::ModelBinFromArrays mb(buffers);
+  Fused g;
+  const Status st = g.load(mb);
+  INFO((st.ok() ? std::string("ok") : st.message()));
+  REQUIRE(st.ok());
+  CHECK(mb.consumed() == buffers.size());
+  REQUIRE(g.forward(random_input(3)).ok());
+
+  io::ModelBinFromArrays short_mb({buffers[0]});
+  Fused h;
+  const Status bad = h.load(short_mb);
+  REQUIRE(!bad.ok());
+  CHECK_THAT(bad.message(), Catch::Contains("node 0 (Convolution 'conv_a')"));
+}
