@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <infer/graph.hpp>
+#include <infer/layers/binary_op.hpp>
+#include <infer/layers/concat.hpp>
+#include <infer/layers/split.hpp>
 #include <new>
 
 #include "support/graph_layers.hpp"
@@ -241,4 +244,31 @@ TEST_CASE("the passes run at load time too and report errors with names", "[grap
   REQUIRE(!p.error.ok());
   CHECK(graph::describe(p) ==
         "node 0 (Twice 't1') reads blob 'nowhere', which no node or input produces");
+}
+
+namespace {
+// Library multi-blob layers in a graph: Split fans out, Concat joins, BinaryOp takes two inputs.
+static constexpr auto split_net = graph::make_graph(
+    input("in", Shape::of(3, 2, 8)), node(layers::Split{}, "in", graph::to("s0", "s1", "s2")),
+    node(Twice{}, "s1", "t"), node(layers::Concat{0}, from("s0", "t"), "cat"),
+    node(layers::BinaryOp{0}, from("s2", "s2"), "sum"), output("cat"), output("sum"));
+}  // namespace
+
+TEST_CASE("multi-output and multi-input library layers compose", "[graph]") {
+  graph::StaticGraph<split_net> g;
+  REQUIRE(g.finalize().ok());
+  const Mat in = ramp(Shape::of(3, 2, 8));
+  INFO(fmt::format("{}", graph::StaticGraph<split_net>::plan()));
+  const Status st = g.forward(in);
+  INFO((st.ok() ? std::string("ok") : st.message()));
+  REQUIRE(st.ok());
+  REQUIRE(g.output(0).shape() == Shape::of(3, 2, 16));
+  REQUIRE(g.output(1).shape() == Shape::of(3, 2, 8));
+  for (int q = 0; q < 8; ++q) {
+    for (int i = 0; i < 6; ++i) {
+      REQUIRE(at(g.output(0), q, i) == at(in, q, i));
+      REQUIRE(at(g.output(0), q + 8, i) == 2.f * at(in, q, i));
+      REQUIRE(at(g.output(1), q, i) == 2.f * at(in, q, i));
+    }
+  }
 }

@@ -101,28 +101,28 @@ using first_storage = typename layer_storage<L>::first;
 }
 
 // ---- capabilities (ncnn's flags), detected from what the layer provides ----
+// clang-format 14 misreads `<` and `>` in concept definitions; these lines are formatted by hand.
+// clang-format off
 
 /// one_blob_only: a single input and output blob.
 template <class L>
-concept OneBlobLayer = HasSingleForward < L,
-        detail::first_storage<L>,
-1 > || HasSingleInplace<L, detail::first_storage<L>, 1>;
+concept OneBlobLayer = HasSingleForward<L, detail::first_storage<L>, 1> ||
+                       HasSingleInplace<L, detail::first_storage<L>, 1>;
 /// support_inplace: the output may reuse the input's memory.
 template <class L>
-concept InplaceLayer = HasSingleInplace < L,
-        detail::first_storage<L>,
-1 > || HasMultiInplace<L, detail::first_storage<L>, 1>;
+concept InplaceLayer = HasSingleInplace<L, detail::first_storage<L>, 1> ||
+                       HasMultiInplace<L, detail::first_storage<L>, 1>;
 /// support_packing: accepts elempack > 1.
 template <class L>
-concept PackingLayer = layer_packs<L>::max >
-1;
+concept PackingLayer = (layer_packs<L>::max > 1);
 /// support_fp16_storage / support_bf16_storage / support_int8_storage.
 template <class L>
-concept Fp16StorageLayer = layer_storage<L>::template contains<f16>&& HasAnyForward<L, f16, 1>;
+concept Fp16StorageLayer = layer_storage<L>::template contains<f16> && HasAnyForward<L, f16, 1>;
 template <class L>
-concept Bf16StorageLayer = layer_storage<L>::template contains<bf16>&& HasAnyForward<L, bf16, 1>;
+concept Bf16StorageLayer = layer_storage<L>::template contains<bf16> && HasAnyForward<L, bf16, 1>;
 template <class L>
-concept Int8StorageLayer = layer_storage<L>::template contains<i8>&& HasAnyForward<L, i8, 1>;
+concept Int8StorageLayer = layer_storage<L>::template contains<i8> && HasAnyForward<L, i8, 1>;
+// clang-format on
 /// support_vulkan: a GPU pipeline and forward.
 template <class L>
 concept VulkanLayer = requires(L& l, const L& cl, const vk::Context& ctx, const vk::VkMat& bottom,

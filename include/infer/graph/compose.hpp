@@ -23,6 +23,8 @@ constexpr Plan compose(GraphDesc desc, Target target, InferFn&& infer) {
   if (p.error = infer_blob_shapes(p.desc, p.order, p.blob_shapes, infer); !p.error.ok()) return p;
   if (target.fuse) fuse(p.desc, p.order);
   if (p.error = place(p); !p.error.ok()) return p;
+  compute_lifetimes(p);
+  share_views(p);
   if (target.inplace) choose_inplace(p);
   plan_memory(p);
   return p;

@@ -258,7 +258,8 @@ struct NodeDesc {
   bool one_blob = false;          ///< has only one-blob forms
   bool fuses_activation = false;  ///< forward_fused with an act:: functor (Convolution, ...)
   bool folds_affine = false;      ///< fold_affine (Convolution, InnerProduct, ...)
-  bool is_affine = false;  ///< a per-channel affine map that can be folded (BatchNorm, Scale)
+  bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
+  bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
@@ -305,11 +306,15 @@ constexpr NodeDesc describe(const Node<L, I, O>& n, GraphDesc& g) {
   d.packs = pack_mask(layer_packs<L>{});
   using T0 = typename layer_storage<L>::first;
   d.inplace = HasSingleInplace<L, T0, 1>;
-  d.one_blob = OneBlobLayer<L> || (HasSingleInplace<L, T0, 1> && !HasMultiForward<L, T0, 1> &&
-                                   !HasMultiInplace<L, T0, 1>);
+  // Only one-blob forms: exactly one input and one output. A layer with both forms (BinaryOp,
+  // Scale) takes the one-blob form for one input and the multi-blob form otherwise.
+  constexpr bool single = HasSingleForward<L, T0, 1> || HasSingleInplace<L, T0, 1>;
+  constexpr bool multi = HasMultiForward<L, T0, 1> || HasMultiInplace<L, T0, 1>;
+  d.one_blob = single && !multi;
   d.fuses_activation = FusesActivation<L, T0, 1, act::Identity>;
   d.folds_affine = FoldsAffine<L>;
   d.is_affine = foldable_affine(n.layer);
+  if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   d.as_activation = activation_of(n.layer);
   if constexpr (requires { n.layer.activation; }) d.fused = n.layer.activation;
   return d;

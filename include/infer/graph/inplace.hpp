@@ -28,6 +28,32 @@ constexpr int root_of(const Plan& p, int b) {
   return b;
 }
 
+/// The last step that reads any buffer sharing `root`'s memory (past the end for outputs).
+constexpr int root_last(const Plan& p, int root) {
+  int last = -1;
+  for (std::size_t b = 0; b < p.buffers.size(); ++b)
+    if (root_of(p, int(b)) == root && p.buffers[b].last > last) last = p.buffers[b].last;
+  return last;
+}
+
+/// Steps whose layer's outputs are its input (Split) become views: their output buffers share
+/// the input buffer's memory and the step runs nothing. Always applied: it is what the layer means.
+constexpr void share_views(Plan& p) {
+  for (StepDesc& st : p.steps) {
+    if (st.kind != StepDesc::layer || st.in.size() != 1) continue;
+    if (!p.desc.nodes[std::size_t(st.node)].shares_input) continue;
+    const BufferDesc& in = p.buffers[std::size_t(st.in[0])];
+    bool same = true;
+    for (int o : st.out) {
+      const BufferDesc& out = p.buffers[std::size_t(o)];
+      same = same && in.shape == out.shape && in.type == out.type && in.pack == out.pack;
+    }
+    if (!same) continue;  // then it runs as a copy
+    st.inplace = true;
+    for (int o : st.out) p.buffers[std::size_t(o)].alias = root_of(p, st.in[0]);
+  }
+}
+
 /// Marks in-place steps and aliases their output buffers to their inputs.
 constexpr void choose_inplace(Plan& p) {
   compute_lifetimes(p);
@@ -40,7 +66,8 @@ constexpr void choose_inplace(Plan& p) {
     if (st.act.type != 0 && d.fuses_activation) continue;
     BufferDesc& in = p.buffers[std::size_t(st.in[0])];
     const BufferDesc& out = p.buffers[std::size_t(st.out[0])];
-    if (in.last != int(s) || in.output) continue;
+    // The memory must die here: no later reader of any buffer that shares it (Split's views).
+    if (root_last(p, root_of(p, st.in[0])) != int(s)) continue;
     // The caller's inputs are copied into the arena, so an input buffer may be overwritten.
     if (!(in.shape == out.shape) || in.type != out.type || in.pack != out.pack) continue;
     st.inplace = true;

@@ -87,7 +87,9 @@ inline std::string format_plan(const Plan& p) {
     }
     out += fmt::format("{:>3} {:<{}} {:>4} p{:<2} {} -> {}{}{}\n", i, detail::step_title(p, s),
                        width, to_string(s.type), s.pack, ins, outs, detail::step_extras(p, s),
-                       s.inplace ? " (in place)" : "");
+                       !s.inplace                                       ? ""
+                       : p.desc.nodes[std::size_t(s.node)].shares_input ? " (view)"
+                                                                        : " (in place)");
   }
   out +=
       fmt::format("arena {} bytes, lower bound {} bytes ({:.1f}%)\n", p.arena_bytes, p.lower_bound,
@@ -137,3 +139,12 @@ inline std::string to_dot(const Plan& p) {
 }
 
 }  // namespace infer::graph
+
+/// fmt::print("{}", plan) prints format_plan(plan).
+template <>
+struct fmt::formatter<infer::graph::Plan> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const infer::graph::Plan& p, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(infer::graph::format_plan(p), ctx);
+  }
+};

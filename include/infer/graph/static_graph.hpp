@@ -388,7 +388,11 @@ class StaticGraph {
     constexpr int Pack = s.pack;
     const L& layer = std::get<N>(nodes_).layer;
     Mat& out0 = bufs_[std::size_t(s.out[0])];
-    if constexpr (s.inplace) {
+    if constexpr (s.inplace && s.n_out > 1) {
+      return {};  // a view step (Split): the outputs already share the input's memory
+    } else if constexpr (s.inplace && requires { L::outputs_share_input; }) {
+      return {};
+    } else if constexpr (s.inplace) {
       return layer.template forward_inplace<T, Pack>(out0, opt_);
     } else if constexpr (s.act.type != 0 && FusesActivation<L, T, Pack, act::Identity>) {
       const auto act = detail::make_act<s.act.type>(s.act.params);

@@ -12,6 +12,8 @@ namespace infer::layers {
 struct Split {
   using storage = all_storage;
   using packs = all_packs;
+  /// Every output is the input itself: a graph gives them the input's memory and runs nothing.
+  static constexpr bool outputs_share_input = true;
 
   /// Every output (as many as the node has, at least one) has the input's shape.
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
