@@ -2,6 +2,8 @@
 // 1 and 2), dilated 5x5, asymmetric and SAME (-233/-234) pads, every fused activation, odd channel
 // counts and 1-wide/1-high inputs; forward_fused with a functor; fold_affine; load() from arrays
 // and from .bin bytes (f32 and f16 tags, truncated); shape inference at compile time; error paths.
+// The GEMM paths (1x1 in place, 1x1 stride 2, im2col) get awkward channel and pixel counts, and the
+// direct fallback one case of its own.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -193,6 +195,68 @@ TEST_CASE("Convolution kernel sizes, strides, dilation and pads", "[layer][convo
         "2x2 dilation 3x1 pad t1 b1 16->5", {Shape::of(8, 4, 16), Shape::of(4, 1, 16)});
   sweep(with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 16),
         "3x3 pad1 16->32 (threaded)", {Shape::of(20, 18, 16)});
+}
+
+TEST_CASE("Convolution GEMM paths on awkward sizes", "[layer][convolution][gemm]") {
+  // 1x1 stride 1 reads the input in place; pixel counts off the register tile (12 or 6), w = 1 and
+  // h = 1 leave edge tiles; num_output 5, 17 and 40 leave a partial block of output channels.
+  for (int cin : {3, 16, 24}) {
+    for (int cout : {5, 17, 40}) {
+      sweep(with_weights({.num_output = cout, .kernel_w = 1, .bias_term = cout != 17}, cin),
+            fmt::format("1x1 s1 {}->{}", cin, cout),
+            {Shape::of(13, 11, cin), Shape::of(1, 1, cin), Shape::of(1, 9, cin),
+             Shape::of(7, 1, cin), Shape::of(5, 5, cin)});
+    }
+  }
+  sweep(with_weights({.num_output = 17, .kernel_w = 1, .pad_left = 1, .bias_term = 1}, 16),
+        "1x1 s1 pad1 16->17 (in place on the padded input)",
+        {Shape::of(6, 5, 16), Shape::of(1, 1, 16)});
+  // 1x1 stride 2: the subsampled input is gathered into the workspace.
+  sweep(with_weights({.num_output = 17, .kernel_w = 1, .stride_w = 2, .bias_term = 1}, 24),
+        "1x1 s2 24->17",
+        {Shape::of(9, 9, 24), Shape::of(1, 1, 24), Shape::of(2, 7, 24), Shape::of(14, 1, 24)});
+  sweep(with_weights({.num_output = 40, .kernel_w = 1, .stride_w = 2}, 3), "1x1 s2 3->40",
+        {Shape::of(10, 8, 3), Shape::of(1, 3, 3)});
+  // im2col: 3x3 stride 1 and 2, dilation.
+  sweep(with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 24),
+        "3x3 s1 pad1 24->40",
+        {Shape::of(13, 7, 24), Shape::of(1, 1, 24), Shape::of(14, 1, 24), Shape::of(1, 5, 24)});
+  sweep(with_weights({.num_output = 17, .kernel_w = 3, .stride_w = 2, .pad_left = 1}, 3),
+        "3x3 s2 pad1 3->17", {Shape::of(11, 9, 3), Shape::of(1, 1, 3), Shape::of(2, 6, 3)});
+  sweep(with_weights({.num_output = 5, .kernel_w = 3, .stride_w = 2, .bias_term = 1}, 16),
+        "3x3 s2 16->5", {Shape::of(9, 10, 16), Shape::of(3, 3, 16)});
+  sweep(with_weights({.num_output = 17, .kernel_w = 3, .dilation_w = 2, .pad_left = 2}, 16),
+        "3x3 dilation 2 pad2 16->17", {Shape::of(7, 8, 16), Shape::of(1, 1, 16)});
+  // Enough tiles for several chunks per thread.
+  sweep(with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 16),
+        "3x3 pad1 16->40 (threaded chunks)", {Shape::of(30, 29, 16)});
+}
+
+TEST_CASE("Convolution GEMM epilogue applies every activation", "[layer][convolution][gemm]") {
+  const ActivationParam acts[] = {{0, {}}, {1, {}}, {2, {0.1f, 0.f}}, {3, {-1.f, 1.5f}},
+                                  {4, {}}, {5, {}}, {6, {0.2f, 0.5f}}};
+  for (const ActivationParam& a : acts) {
+    Convolution c1 =
+        with_weights({.num_output = 17, .kernel_w = 1, .bias_term = 1}, 16, unsigned(a.type));
+    c1.activation = a;
+    sweep(c1, fmt::format("1x1 16->17 activation {}", a.type),
+          {Shape::of(13, 2, 16), Shape::of(1, 1, 16)});
+    Convolution c3 = with_weights(
+        {.num_output = 40, .kernel_w = 3, .stride_w = 2, .pad_left = 1, .bias_term = 1}, 24,
+        unsigned(a.type) + 10);
+    c3.activation = a;
+    sweep(c3, fmt::format("3x3 s2 24->40 activation {}", a.type), {Shape::of(9, 7, 24)});
+  }
+}
+
+TEST_CASE("Convolution keeps the direct kernel for huge num_input x kernel",
+          "[layer][convolution]") {
+  // 9800 inputs x 9 positions exceed the GEMM's per-thread panel limit (16 MiB of 8 x 6 pixels on
+  // AVX2, of 8 x 12 on AVX-512).
+  const Convolution c = with_weights({.num_output = 3, .kernel_w = 3, .bias_term = 1}, 9800);
+  REQUIRE_FALSE(c.uses_gemm());
+  REQUIRE(with_weights({.num_output = 3, .kernel_w = 3}, 16).uses_gemm());
+  sweep(c, "3x3 9800->3 direct", {Shape::of(3, 4, 9800)});
 }
 
 TEST_CASE("Convolution SAME pads (-233 upper, -234 lower)", "[layer][convolution]") {

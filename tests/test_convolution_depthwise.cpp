@@ -1,6 +1,7 @@
 // ConvolutionDepthWise against a plain-loop grouped-convolution reference over every float type
 // and pack: depthwise (group == channels == num_output) with every kernel shape, stride, dilation,
-// pad form and fused activation; grouped convolutions whose groups do and do not fill whole packs
+// pad form and fused activation (the 3x3 / 5x5 stride 1 / 2 fast kernels on awkward shapes and
+// channel counts); grouped convolutions whose groups do and do not fill whole packs
 // (the pack-1 fallback); a channel multiplier; group 1; fold_affine; load(); errors.
 #include <cmath>
 #include <infer/layers/convolution_depthwise.hpp>
@@ -199,6 +200,57 @@ TEST_CASE("ConvolutionDepthWise depthwise kernels, strides, dilation and pads",
   }
   sweep(depthwise({.kernel_w = 3, .pad_left = 1, .bias_term = 1}, 64), "dw 3x3 c64 (threaded)",
         {Shape::of(40, 30, 64)});
+}
+
+TEST_CASE("ConvolutionDepthWise 3x3 / 5x5 stride 1 / 2 fast kernels on awkward shapes",
+          "[layer][convolution_depthwise]") {
+  // Widths around the interior tile (8 outputs at AVX-512 3x3, 4 at 5x5) and its remainder, odd
+  // extents, w = 1 / h = 1 (all border), inputs smaller than the kernel with padding.
+  for (int k : {3, 5}) {
+    for (int s : {1, 2}) {
+      for (int ch : {3, 5, 17, 48}) {
+        const int pad = k / 2;
+        sweep(depthwise({.kernel_w = k, .stride_w = s, .pad_left = pad, .bias_term = 1}, ch),
+              fmt::format("dw {}x{} s{} pad {} c{}", k, k, s, pad, ch),
+              {Shape::of(23, 7, ch), Shape::of(1, 1, ch), Shape::of(1, 6, ch), Shape::of(9, 1, ch),
+               Shape::of(2 * k + 3, k + 2, ch)});
+      }
+      // No padding: every window inside, tiles to the right edge.
+      sweep(depthwise({.kernel_w = k, .stride_w = s}, 16),
+            fmt::format("dw {}x{} s{} pad 0 c16", k, k, s),
+            {Shape::of(37, 6, 16), Shape::of(k, k, 16), Shape::of(k + 1, k + 4, 16)});
+      // Asymmetric pads, a pad value, SAME padding.
+      sweep(depthwise({.kernel_w = k,
+                       .stride_w = s,
+                       .pad_left = 2,
+                       .bias_term = 1,
+                       .pad_top = 0,
+                       .pad_right = 1,
+                       .pad_bottom = 3,
+                       .pad_value = -0.75f},
+                      12),
+            fmt::format("dw {}x{} s{} pads l2 r1 t0 b3 value -0.75 c12", k, k, s),
+            {Shape::of(19, 8, 12), Shape::of(2, 3, 12)});
+      sweep(depthwise({.kernel_w = k, .stride_w = s, .pad_left = kPadSameUpper}, 8),
+            fmt::format("dw {}x{} s{} SAME_UPPER c8", k, k, s),
+            {Shape::of(20, 9, 8), Shape::of(4, 4, 8)});
+      // Every fused activation through each kernel.
+      const ActivationParam acts[] = {{0, {}}, {1, {}}, {2, {0.1f, 0.f}}, {3, {-1.f, 1.5f}},
+                                      {4, {}}, {5, {}}, {6, {0.2f, 0.5f}}};
+      for (const ActivationParam& a : acts) {
+        ConvolutionDepthWise c =
+            depthwise({.kernel_w = k, .stride_w = s, .pad_left = 1, .bias_term = 1}, 20);
+        c.activation = a;
+        sweep(c, fmt::format("dw {}x{} s{} c20 activation {}", k, k, s, a.type),
+              {Shape::of(21, 5, 20)});
+      }
+    }
+  }
+  // Big enough to thread over channel groups and rows.
+  sweep(depthwise({.kernel_w = 3, .stride_w = 2, .pad_left = 1, .bias_term = 1}, 48),
+        "dw 3x3 s2 c48 (threaded)", {Shape::of(57, 41, 48)});
+  sweep(depthwise({.kernel_w = 5, .pad_left = 2, .bias_term = 1}, 32), "dw 5x5 s1 c32 (threaded)",
+        {Shape::of(40, 29, 32)});
 }
 
 TEST_CASE("ConvolutionDepthWise fused activations (9=activation_type 0..6)",

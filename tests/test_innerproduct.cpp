@@ -110,6 +110,10 @@ TEST_CASE("InnerProduct on 1-D input", "[layer][innerproduct]") {
   sweep(make_layer(64, 16, true), "InnerProduct 64->16", {Shape::of(64)});
   sweep(make_layer(48, 33, true), "InnerProduct 48->33", {Shape::of(48)});
   sweep(make_layer(1, 8, true), "InnerProduct 1->8", {Shape::of(1)});
+  // Several weight blocks with a partial last one, num_input not a multiple of the k unrolling;
+  // the second is large enough to run on two threads.
+  sweep(make_layer(301, 40, true), "InnerProduct 301->40", {Shape::of(301)});
+  sweep(make_layer(1030, 70, true, 1), "InnerProduct 1030->70 relu", {Shape::of(1030)});
 }
 
 TEST_CASE("InnerProduct flattens 2-D, 3-D and 4-D input", "[layer][innerproduct]") {
@@ -127,6 +131,10 @@ TEST_CASE("InnerProduct on a batch of rows (2-D, w == num_input)", "[layer][inne
                                      Shape::of(20, 12), Shape::of(20, 16), Shape::of(20, 48)};
   sweep(make_layer(20, 5, true), "InnerProduct rows 20->5", shapes);
   sweep(make_layer(20, 16, false), "InnerProduct rows 20->16 no bias", shapes);
+  // Row tiles with a partial last one, several output blocks with a partial last one, and enough
+  // work for two threads.
+  sweep(make_layer(37, 35, true, 2, {0.1f, 0.f}), "InnerProduct rows 37->35 leaky",
+        {Shape::of(37, 9), Shape::of(37, 24), Shape::of(37, 40)});
 }
 
 TEST_CASE("InnerProduct without bias", "[layer][innerproduct]") {

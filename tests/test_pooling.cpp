@@ -1,7 +1,8 @@
 // Pooling against a scalar reference that follows ncnn's own recipe (pad the input into a bordered
 // copy, slide the window over it), while the kernel never materializes the padding: max and
-// average, every pad mode, count_include_pad 0 and 1, asymmetric pads and kernels, global and
-// adaptive pooling, over every float type and pack and awkward shapes; then the errors.
+// average, every pad mode, count_include_pad 0 and 1, the 2x2 / 3x3 stride-2 and global fast paths,
+// asymmetric pads and kernels, global and adaptive pooling, over every float type and pack and
+// awkward shapes; then the errors.
 #include <cfloat>
 #include <cmath>
 #include <infer/layers/pooling.hpp>
@@ -194,6 +195,23 @@ TEST_CASE("Pooling 2x2 s2 and 3x3 s2 pad 1", "[layer][pooling]") {
     for (int include : {0, 1})
       sweep(pool(type, 3, 2, 1, 0, include),
             fmt::format("Pooling type={} 3x3 s2 pad 1 include_pad={}", type, include));
+  }
+}
+
+TEST_CASE("Pooling 2x2 / 3x3 stride 2 fast paths without padding", "[layer][pooling]") {
+  // With the cases above (pad 1 in every mode) each fast path runs on kShapes (odd extents,
+  // w = 1 / h = 1, channels 3, 5, 17, 48): interior windows by the unrolled kernel, border
+  // windows (padding, the full-mode tail) by the general one.
+  for (int type : {0, 1}) {
+    for (int include : {0, 1}) {
+      if (type == 0 && include == 1) continue;  // max ignores it
+      for (int mode : {0, 1})
+        sweep(pool(type, 3, 2, 0, mode, include),
+              fmt::format("Pooling type={} 3x3 s2 pad 0 mode={} include_pad={}", type, mode,
+                          include));
+      sweep(pool(type, 2, 2, 0, 1, include),
+            fmt::format("Pooling type={} 2x2 s2 valid include_pad={}", type, include));
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // Max and average pooling of one channel group, vectorized across the Pack lanes of a packed
 // element (each lane is a channel, so every lane pools the same window). Windows are described
 // per axis, which lets one loop serve sliding windows over a padded input, adaptive windows and
-// global pooling; the padding is never materialized, only accounted for.
+// global pooling; the padding is never materialized, only accounted for. Fixed K x K stride S
+// windows (2x2 and 3x3 stride 2 in Pooling) and global pooling have unrolled fast paths.
 #pragma once
 
 #include <cstdint>
@@ -108,6 +109,34 @@ void pool_store(T* p, V v) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// The output of the windows sx x sy at dst, read from rows of row_values values at src.
+template <StorageElement T, int Pack, class Op>
+void pool_at(const T* src, std::size_t row_values, T* dst, const PoolSpan& sx, const PoolSpan& sy,
+             const Op& op) {
+  constexpr int W = Pack < simd::max_width ? Pack : simd::max_width;
+  constexpr int kBlocks = Pack / W;
+  using V = decltype(pool_load<W>(src));
+  V acc[kBlocks];
+  for (int k = 0; k < kBlocks; ++k) acc[k] = Op::template init<V>();
+  for (int iy = sy.begin; iy < sy.end; ++iy) {
+    const T* p = src + std::size_t(iy) * row_values + std::size_t(sx.begin) * Pack;
+    for (int ix = sx.begin; ix < sx.end; ++ix, p += Pack)
+      for (int k = 0; k < kBlocks; ++k) acc[k] = op(acc[k], pool_load<W>(p + k * W));
+  }
+  const int count = sx.count * sy.count;
+  const bool padded = sx.padded || sy.padded;
+  for (int k = 0; k < kBlocks; ++k) pool_store<W>(dst + k * W, op.finish(acc[k], count, padded));
+}
+
+/// Whether window s reads and counts `kernel` positions: no padding, nothing left uncounted.
+constexpr bool pool_full(const PoolSpan& s, int kernel) {
+  return !s.padded && s.end - s.begin == kernel && s.count == kernel;
+}
+
+}  // namespace detail
+
 /// Pools one channel group: `src` holds rows of `src_w` packed elements, `dst` receives
 /// out_h rows of out_w packed elements; x and y give the windows along w and h.
 template <StorageElement T,  ///< storage type; arithmetic is f32
@@ -115,26 +144,81 @@ template <StorageElement T,  ///< storage type; arithmetic is f32
           class Op>          ///< PoolMax or PoolAvg
 void pool(const T* src, int src_w, T* dst, const PoolAxis& x, const PoolAxis& y, int out_w,
           int out_h, const Op& op) {
+  const std::size_t row_values = std::size_t(src_w) * Pack;
+  for (int oy = 0; oy < out_h; ++oy) {
+    const PoolSpan sy = y.span(oy);
+    for (int ox = 0; ox < out_w; ++ox, dst += Pack)
+      detail::pool_at<T, Pack>(src, row_values, dst, x.span(ox), sy, op);
+  }
+}
+
+/// pool for sliding K x K windows of stride S on both axes: the outputs whose windows lie inside
+/// the input (and are wholly counted) read a fixed, unrolled K x K block; the others, at the
+/// padded borders, go through the general path.
+template <StorageElement T,  ///< storage type; arithmetic is f32
+          int Pack,          ///< lanes per packed element (channels pooled together)
+          int K,             ///< window extent, both axes
+          int S,             ///< stride, both axes
+          class Op>          ///< PoolMax or PoolAvg
+void pool_kxk(const T* src, int src_w, T* dst, const PoolAxis& x, const PoolAxis& y, int out_w,
+              int out_h, const Op& op) {
   constexpr int W = Pack < simd::max_width ? Pack : simd::max_width;
   constexpr int kBlocks = Pack / W;
   using V = decltype(detail::pool_load<W>(src));
   const std::size_t row_values = std::size_t(src_w) * Pack;
-  for (int oy = 0; oy < out_h; ++oy) {
+  // The full windows along x form one range [x_lo, x_hi): their bounds are linear in ox.
+  int x_lo = 0, x_hi = out_w;
+  while (x_lo < out_w && !detail::pool_full(x.span(x_lo), K)) ++x_lo;
+  while (x_hi > x_lo && !detail::pool_full(x.span(x_hi - 1), K)) --x_hi;
+  for (int oy = 0; oy < out_h; ++oy, dst += std::size_t(out_w) * Pack) {
     const PoolSpan sy = y.span(oy);
-    for (int ox = 0; ox < out_w; ++ox, dst += Pack) {
-      const PoolSpan sx = x.span(ox);
-      V acc[kBlocks];
-      for (int k = 0; k < kBlocks; ++k) acc[k] = Op::template init<V>();
-      for (int iy = sy.begin; iy < sy.end; ++iy) {
-        const T* p = src + std::size_t(iy) * row_values + std::size_t(sx.begin) * Pack;
-        for (int ix = sx.begin; ix < sx.end; ++ix, p += Pack)
-          for (int k = 0; k < kBlocks; ++k) acc[k] = op(acc[k], detail::pool_load<W>(p + k * W));
-      }
-      const int count = sx.count * sy.count;
-      const bool padded = sx.padded || sy.padded;
-      for (int k = 0; k < kBlocks; ++k)
-        detail::pool_store<W>(dst + k * W, op.finish(acc[k], count, padded));
+    if (!detail::pool_full(sy, K)) {
+      for (int ox = 0; ox < out_w; ++ox)
+        detail::pool_at<T, Pack>(src, row_values, dst + std::size_t(ox) * Pack, x.span(ox), sy, op);
+      continue;
     }
+    for (int ox = 0; ox < x_lo; ++ox)
+      detail::pool_at<T, Pack>(src, row_values, dst + std::size_t(ox) * Pack, x.span(ox), sy, op);
+    const T* top = src + std::size_t(sy.begin) * row_values;
+    for (int ox = x_lo; ox < x_hi; ++ox) {
+      const T* p = top + std::size_t(ox * S - x.pad) * Pack;
+      T* d = dst + std::size_t(ox) * Pack;
+      for (int k = 0; k < kBlocks; ++k) {
+        V acc = detail::pool_load<W>(p + k * W);
+#pragma GCC unroll 4
+        for (int ky = 0; ky < K; ++ky)
+#pragma GCC unroll 4
+          for (int kx = 0; kx < K; ++kx)
+            if (ky + kx > 0)
+              acc = op(acc, detail::pool_load<W>(p + std::size_t(ky) * row_values +
+                                                 std::size_t(kx) * Pack + k * W));
+        detail::pool_store<W>(d + k * W, op.finish(acc, K * K, false));
+      }
+    }
+    for (int ox = x_hi; ox < out_w; ++ox)
+      detail::pool_at<T, Pack>(src, row_values, dst + std::size_t(ox) * Pack, x.span(ox), sy, op);
+  }
+}
+
+/// Global pooling of one channel group: the n packed elements at src to the one at dst, in two
+/// interleaved accumulators (measured on Zen 4 at 7x7x2048: two beat one and four).
+template <StorageElement T,  ///< storage type; arithmetic is f32
+          int Pack,          ///< lanes per packed element (channels pooled together)
+          class Op>          ///< PoolMax or PoolAvg
+void pool_global(const T* src, int n, T* dst, const Op& op) {
+  constexpr int W = Pack < simd::max_width ? Pack : simd::max_width;
+  constexpr int kBlocks = Pack / W;
+  using V = decltype(detail::pool_load<W>(src));
+  for (int k = 0; k < kBlocks; ++k) {
+    const T* p = src + k * W;
+    V a0 = Op::template init<V>(), a1 = a0;
+    int i = 0;
+    for (; i + 2 <= n; i += 2, p += 2 * Pack) {
+      a0 = op(a0, detail::pool_load<W>(p));
+      a1 = op(a1, detail::pool_load<W>(p + Pack));
+    }
+    if (i < n) a0 = op(a0, detail::pool_load<W>(p));
+    detail::pool_store<W>(dst + k * W, op.finish(op(a0, a1), n, false));
   }
 }
 

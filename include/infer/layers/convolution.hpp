@@ -1,14 +1,18 @@
 // ncnn Convolution: y = act(conv(pad(x, pad_value), weight, stride, dilation) + bias) on 3-D
-// (w, h, c) blobs, through the direct kernel. f32/f16/bf16 storage with f32 arithmetic, every input
-// pack; the output pack is pack_for(num_output, pack). Not supported, each an Error: int8
-// (8=int8_scale_term), 1-D/2-D inputs (ncnn runs those as InnerProduct / Convolution1D-like cases).
-// ncnn's 19=dynamic_weight (weights from a second blob) is not a member.
+// (w, h, c) blobs. The algorithm follows the shape: a packed GEMM (kernels/gemm.hpp) reading a 1x1
+// stride-1 input in place and gathering every other window (1x1 stride 2, 3x3, dilation) chunk by
+// chunk (im2col); the direct kernel where the GEMM's per-thread panel would be too large (huge
+// num_input x kernel size) or the target has no float batch. f32/f16/bf16 storage with f32
+// arithmetic, every input pack; the output pack is pack_for(num_output, pack). Not supported, each
+// an Error: int8 (8=int8_scale_term), 1-D/2-D inputs (ncnn runs those as InnerProduct /
+// Convolution1D-like cases). ncnn's 19=dynamic_weight (weights from a second blob) is not a member.
 #pragma once
 
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/convolution.hpp>
+#include <infer/kernels/gemm.hpp>
 #include <infer/layers/detail/activation_param.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
@@ -42,9 +46,10 @@ struct Convolution {
   std::vector<float> weight_data{};
   /// [num_output] when bias_term (load() or the caller).
   std::vector<float> bias_data{};
-  /// weight_data in the kernel's layout for input pack prepared_pack (prepare()).
+  /// weight_data in the layout of the kernel uses_gemm() picks, for input pack prepared_pack
+  /// (prepare()).
   std::vector<float> weight_packed{};
-  /// bias_data, or num_output zeros without bias_term (prepare()).
+  /// bias_data, or zeros without bias_term; padded to whole GEMM blocks for the GEMM (prepare()).
   std::vector<float> bias_packed{};
   int prepared_pack = 0;  ///< the input pack weight_packed is laid out for; 0: not prepared
 
@@ -56,6 +61,17 @@ struct Convolution {
     const detail::Window2D win = detail::conv_window(*this);
     const std::int64_t per_input = std::int64_t(win.kernel_w) * win.kernel_h * num_output;
     return per_input > 0 ? int(weight_data_size / per_input) : 0;
+  }
+
+  /// Whether forward runs the packed GEMM (else the direct kernel): decided by the parameters
+  /// alone, so prepare() lays out the weights for the one kernel that will read them.
+  constexpr bool uses_gemm() const {
+    if (!kernels::gemm::kAvailable) return false;
+    // The GEMM's B panel per thread: kChunkTiles x kTileN pixels of K = num_input x maxk floats.
+    constexpr std::int64_t kMaxK =
+        (std::int64_t(16) << 20) /
+        (std::int64_t(sizeof(float)) * kernels::gemm::kChunkTiles * kernels::gemm::kTileN);
+    return std::int64_t(num_input()) * detail::conv_window(*this).maxk() <= kMaxK;
   }
 
   /// Checks the parameters alone (static messages).
@@ -117,6 +133,18 @@ struct Convolution {
           "implies",
           pack, cin, weight_data_size);
     const int maxk = detail::conv_window(*this).maxk();
+    if (uses_gemm()) {
+      weight_packed.resize(kernels::gemm::weights_size(num_output, cin * maxk));
+      bias_packed.resize(kernels::gemm::bias_size(num_output));
+      detail::with_pack<16>(pack, [&](auto in_pack) {
+        kernels::gemm::pack_weights<decltype(in_pack)::value>(
+            weight_data.data(), weight_packed.data(), cin, num_output, maxk);
+      });
+      kernels::gemm::pack_bias(bias_term ? bias_data.data() : nullptr, bias_packed.data(),
+                               num_output);
+      prepared_pack = pack;
+      return {};
+    }
     weight_packed.resize(weight_data.size());
     detail::with_pack<16>(pack, [&](auto in_pack) {
       detail::with_pack<decltype(in_pack)::value>(pack_for(num_output, pack), [&](auto out_pack) {
@@ -165,8 +193,13 @@ struct Convolution {
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
     detail::WindowPlan plan;
     INFER_TRY(check_input<T, Pack>(bottom, plan));
-    if (prepared_pack != Pack || weight_packed.size() != std::size_t(weight_data_size) ||
-        bias_packed.size() != std::size_t(num_output))
+    const bool gemm = uses_gemm();
+    const int maxk = detail::conv_window(*this).maxk();
+    if (prepared_pack != Pack ||
+        weight_packed.size() != (gemm ? kernels::gemm::weights_size(num_output, num_input() * maxk)
+                                      : std::size_t(weight_data_size)) ||
+        bias_packed.size() !=
+            (gemm ? kernels::gemm::bias_size(num_output) : std::size_t(num_output)))
       return make_error(
           "Convolution: weights are not prepared for pack {} (prepared for {}; call prepare "
           "after load)",
@@ -180,6 +213,20 @@ struct Convolution {
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
     const Mat& src = padded.value();
+    if (gemm) {
+      const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+      const std::size_t per_thread = kernels::gemm::workspace_per_thread(num_input() * maxk);
+      Mat workspace;
+      INFER_TRY(workspace.create(Shape::of(int(per_thread * std::size_t(threads))), ElemType::f32,
+                                 1, opt.workspace_alloc()));
+      detail::with_pack<Pack>(out_pack, [&](auto op) {
+        constexpr int OutPack = decltype(op)::value;
+        kernels::gemm::convolution_gemm<T, Pack, OutPack>(
+            src.view<T, Pack>(), top.view<T, OutPack>(), weight_packed.data(), bias_packed.data(),
+            g, act, static_cast<float*>(workspace.data()), threads);
+      });
+      return {};
+    }
     detail::with_pack<Pack>(out_pack, [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
       kernels::convolution_direct<T, Pack, OutPack>(src.view<T, Pack>(), top.view<T, OutPack>(),

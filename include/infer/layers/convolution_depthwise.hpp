@@ -1,6 +1,8 @@
 // ncnn ConvolutionDepthWise: Convolution with the channels split into `group` groups, each
 // convolved with its own num_output / group filters, on 3-D (w, h, c) blobs. group == channels ==
-// num_output is the depthwise case, vectorized over a channel group's pack lanes. Any other
+// num_output is the depthwise case, vectorized over a channel group's pack lanes: 3x3 and 5x5 at
+// stride 1 or 2 (no dilation) by the register-tiled kernels/convolution_depthwise.hpp, which
+// reads the unpadded input; the rest by the direct kernel on a padded copy. Any other
 // grouping runs the direct convolution kernel once per group; where a group's input channels are
 // not a multiple of the input pack, or its outputs not of the output pack, that layer computes at
 // pack 1 (input unpacked, output repacked, both in workspace memory). f32/f16/bf16 storage, every
@@ -13,6 +15,7 @@
 #include <infer/convert.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/convolution.hpp>
+#include <infer/kernels/convolution_depthwise.hpp>
 #include <infer/layers/detail/activation_param.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
@@ -203,14 +206,22 @@ struct ConvolutionDepthWise {
           "ConvolutionDepthWise: weights are not prepared for pack {} (prepared for {}; call "
           "prepare after load)",
           Pack, prepared_pack);
-    auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
-    if (!padded.ok()) return make_error("ConvolutionDepthWise: padding: {}", padded.message());
-    const Mat& src = padded.value();
     const int out_pack = pack_for(num_output, Pack);
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
+    // Depthwise 3x3 / 5x5, stride 1 / 2: the register-tiled kernel reads the unpadded input.
+    if (depthwise() && kernels::depthwise_kxk_supported(g)) {
+      INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
+      kernels::convolution_depthwise_fast<T, Pack>(
+          bottom.view<T, Pack>(), top.view<T, Pack>(), weight_packed.data(), bias_packed.data(), g,
+          {plan.pads.left, plan.pads.top, pad_value}, act, opt.num_threads);
+      return {};
+    }
+    auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
+    if (!padded.ok()) return make_error("ConvolutionDepthWise: padding: {}", padded.message());
+    const Mat& src = padded.value();
 
     if (depthwise()) {  // channels == num_output, so out_pack == Pack
       INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));

@@ -5,6 +5,7 @@
 // is not supported: the quantization scales live outside the blob in ncnn's scheme.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
@@ -30,10 +31,11 @@ struct InnerProduct {
   std::vector<float> weight_data;
   std::vector<float> bias_data;  ///< [num_output] when bias_term
 
-  /// weight_data as the flat kernel reads it at prepared_pack: [o / P][k][o % P] with
-  /// P = pack_for(num_output, prepared_pack). From prepare().
+  /// weight_data as the kernels stream it: [o / B][k][o % B] with B = kernels::gemv_block, the
+  /// last block padded with zeros. From prepare().
   std::vector<float> packed_weight;
-  int prepared_pack = 0;  ///< the pack prepare() laid the weights out for; 0: not prepared
+  std::vector<float> packed_bias;  ///< bias_data padded to whole blocks; empty without bias_term
+  int prepared_pack = 0;           ///< the pack prepare() was called for; 0: not prepared
 
   using storage = float_storage;
   using packs = all_packs;
@@ -75,18 +77,19 @@ struct InnerProduct {
     return {};
   }
 
-  /// Interleaves the weights of pack_for(num_output, pack) outputs for the flat kernel (weights
-  /// stay f32 for every storage type).
+  /// Repacks the weights for the kernels (weights stay f32 for every storage type; the layout is
+  /// the same for every pack).
   Status prepare(ElemType /*type*/, int pack, const Option& /*opt*/) {
     INFER_TRY(check());
     if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
       return make_error("InnerProduct: pack must be 1, 4, 8 or 16, got {}", pack);
-    const int p = pack_for(num_output, pack);
-    const std::size_t n = std::size_t(num_input());
-    packed_weight.resize(weight_data.size());
-    for (std::size_t o = 0; o < std::size_t(num_output); ++o)
-      for (std::size_t k = 0; k < n; ++k)
-        packed_weight[((o / p) * n + k) * p + o % p] = weight_data[o * n + k];
+    packed_weight.resize(kernels::gemv_packed_size(num_input(), num_output));
+    kernels::gemv_pack_weights(weight_data.data(), num_input(), num_output, packed_weight.data());
+    packed_bias.clear();
+    if (bias_term) {
+      packed_bias.assign(kernels::gemv_packed_size(1, num_output), 0.f);
+      std::copy(bias_data.begin(), bias_data.end(), packed_bias.begin());
+    }
     prepared_pack = pack;
     return {};
   }
@@ -126,18 +129,19 @@ struct InnerProduct {
     if (!bottom.is<T, Pack>())
       return make_error("InnerProduct: forward<{}, {}> got a {} input", to_string(elem_type_v<T>),
                         Pack, bottom.describe());
-    if (prepared_pack != Pack || packed_weight.size() != weight_data.size())
+    if (prepared_pack != Pack ||
+        packed_weight.size() != kernels::gemv_packed_size(num_input(), num_output) ||
+        packed_bias.size() != (bias_term ? kernels::gemv_packed_size(1, num_output) : 0))
       return make_error(
           "InnerProduct: weights are not prepared for pack {} (call prepare(type, {}, opt))", Pack,
           Pack);
     const int n = num_input();
     const Shape s = bottom.shape();
-    const float* bias = bias_term ? bias_data.data() : nullptr;
+    const float* bias = bias_term ? packed_bias.data() : nullptr;
     if (s.dims == 2 && s.w == n && s.h > 1) {  // a batch of rows; the rows stay packed by Pack
       INFER_TRY(top.create(Shape::of(num_output, s.h), elem_type_v<T>, Pack, opt.blob_alloc()));
-      kernels::innerproduct_rows<T, Pack>(bottom.data_as<const T>(), n, s.h / Pack,
-                                          weight_data.data(), bias, top.data_as<T>(), num_output,
-                                          act, opt.num_threads);
+      kernels::innerproduct_gemm<T, Pack>(bottom.data_as<const T>(), n, s.h, packed_weight.data(),
+                                          bias, top.data_as<T>(), num_output, act, opt.num_threads);
       return {};
     }
     if (s.total() != std::size_t(n))
@@ -157,20 +161,9 @@ struct InnerProduct {
     }
     const int out_pack = pack_for(num_output, Pack);
     INFER_TRY(top.create(Shape::of(num_output), elem_type_v<T>, out_pack, opt.blob_alloc()));
-    T* y = top.data_as<T>();
-    auto run = [&](auto out_pack_constant) -> Status {
-      constexpr int OutPack = decltype(out_pack_constant)::value;
-      kernels::innerproduct<T, OutPack>(x, n, packed_weight.data(), bias, y, num_output, act,
-                                        opt.num_threads);
-      return {};
-    };
-    if constexpr (Pack >= 16)
-      if (out_pack == 16) return run(std::integral_constant<int, 16>{});
-    if constexpr (Pack >= 8)
-      if (out_pack == 8) return run(std::integral_constant<int, 8>{});
-    if constexpr (Pack >= 4)
-      if (out_pack == 4) return run(std::integral_constant<int, 4>{});
-    return run(std::integral_constant<int, 1>{});
+    kernels::innerproduct_gemv<T>(x, n, packed_weight.data(), bias, top.data_as<T>(), num_output,
+                                  act, opt.num_threads);
+    return {};
   }
 
  private:

@@ -1,0 +1,138 @@
+// Convolution on the layer shapes of ResNet-50 and VGG-16 (224x224 input), f32 pack 16, 1 and 2
+// threads: GFLOP/s in direct-convolution flops (2 x cout x cin x k x k x outh x outw) and the
+// fraction of this machine's measured AVX-512 FMA peak on as many threads. Also Convolution with a
+// fused ReLU against Convolution followed by a separate ReLU pass over the same blob.
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <infer/layers/convolution.hpp>
+#include <infer/layers/relu.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/peak.hpp"
+
+namespace {
+
+using infer::ElemType;
+using infer::Mat;
+using infer::Option;
+using infer::Shape;
+using infer::layers::Convolution;
+
+constexpr int kPack = 16;
+
+/// One convolution layer of a model: input w = h = size, cin -> cout, k x k, stride, pad k / 2.
+struct ConvShape {
+  const char* name;
+  int cin, cout, k, stride, size;
+};
+
+// ResNet-50 (v1.5: the stride sits on the 3x3 of each first bottleneck) and VGG-16; vgg16's
+// c64 at 224 is left out, it takes seconds per run.
+constexpr ConvShape kShapes[] = {
+    {"resnet50/conv1x1_s1_c64_k256_56", 64, 256, 1, 1, 56},
+    {"resnet50/conv1x1_s1_c256_k64_56", 256, 64, 1, 1, 56},
+    {"resnet50/conv3x3_s1_c64_56", 64, 64, 3, 1, 56},
+    {"resnet50/conv3x3_s2_c128_56", 128, 128, 3, 2, 56},
+    {"resnet50/conv1x1_s2_c256_k512_56", 256, 512, 1, 2, 56},
+    {"resnet50/conv3x3_s1_c128_28", 128, 128, 3, 1, 28},
+    {"resnet50/conv1x1_s1_c1024_k256_14", 1024, 256, 1, 1, 14},
+    {"resnet50/conv3x3_s1_c256_14", 256, 256, 3, 1, 14},
+    {"resnet50/conv3x3_s1_c512_7", 512, 512, 3, 1, 7},
+    {"vgg16/conv3x3_s1_c128_112", 128, 128, 3, 1, 112},
+    {"vgg16/conv3x3_s1_c256_56", 256, 256, 3, 1, 56},
+    {"vgg16/conv3x3_s1_c512_28", 512, 512, 3, 1, 28},
+    {"vgg16/conv3x3_s1_c512_14", 512, 512, 3, 1, 14},
+};
+
+Convolution make_conv(const ConvShape& s, int activation_type) {
+  Convolution c{.num_output = s.cout,
+                .kernel_w = s.k,
+                .stride_w = s.stride,
+                .pad_left = s.k / 2,
+                .bias_term = 1,
+                .weight_data_size = s.cout * s.cin * s.k * s.k};
+  c.activation.type = activation_type;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-0.1f, 0.1f);
+  c.weight_data.resize(std::size_t(c.weight_data_size));
+  for (float& v : c.weight_data) v = dist(rng);
+  c.bias_data.assign(std::size_t(s.cout), 0.01f);
+  return c;
+}
+
+double direct_flops(const ConvShape& s) {
+  const int out = (s.size + 2 * (s.k / 2) - s.k) / s.stride + 1;
+  return 2.0 * s.cout * s.cin * s.k * s.k * out * out;
+}
+
+void set_counters(benchmark::State& state, const ConvShape& s, int threads) {
+  const double gflop = direct_flops(s) * 1e-9;
+  state.counters["GFLOP_per_s"] =
+      benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  const double peak = infer::bench::fma_peak_gflops(infer::bench::Isa::avx512, threads);
+  if (peak > 0)
+    state.counters["avx512_peak_fraction"] =
+        benchmark::Counter(gflop / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// Conv (ReLU fused when `fused_relu`), or conv then a separate in-place ReLU pass when `split`.
+void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool split) {
+  const int threads = int(state.range(0));
+  Option opt;
+  opt.num_threads = threads;
+  Convolution conv = make_conv(s, fused_relu ? 1 : 0);
+  if (!conv.prepare(ElemType::f32, kPack, opt).ok()) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  const infer::layers::ReLU relu{};
+  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::f32, kPack);
+  in.fill(0.5f);
+  Mat out;
+  for (auto _ : state) {
+    infer::Status st = conv.forward<float, kPack>(in, out, opt);
+    if (st.ok() && split) st = relu.forward_inplace<float, kPack>(out, opt);
+    if (!st.ok()) {
+      state.SkipWithError(st.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, s, threads);
+}
+
+/// Registers `f` on 1 and 2 threads (or 1 only). One thread is timed by CPU time, so time spent
+/// descheduled on a shared machine does not count; two by wall time, as their CPU time adds up.
+template <class F>
+void register_threads(const std::string& name, F f, bool two_threads) {
+  benchmark::RegisterBenchmark(name.c_str(), f)
+      ->ArgName("threads")
+      ->Arg(1)
+      ->Unit(benchmark::kMillisecond);
+  if (two_threads)
+    benchmark::RegisterBenchmark(name.c_str(), f)
+        ->ArgName("threads")
+        ->Arg(2)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+}
+
+const bool kRegistered = [] {
+  for (const ConvShape& s : kShapes)
+    register_threads(
+        s.name, [s](benchmark::State& st) { run_conv(st, s, false, false); }, true);
+  for (const ConvShape& s : {kShapes[0], kShapes[2], kShapes[7]}) {
+    const std::string base = s.name;
+    register_threads(
+        base + "/relu_fused", [s](benchmark::State& st) { run_conv(st, s, true, false); }, false);
+    register_threads(
+        base + "/relu_unfused", [s](benchmark::State& st) { run_conv(st, s, false, true); }, false);
+  }
+  return true;
+}();
+
+}  // namespace

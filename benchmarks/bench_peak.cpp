@@ -1,0 +1,47 @@
+// This machine's limits, which the kernel benchmarks report fractions of: fp32 FMA peak of AVX2
+// and AVX-512 on 1 and 2 threads (GFLOP_per_s) and STREAM-like memory bandwidth (GB_per_s).
+// Each figure is measured once (support/peak.hpp caches it); the benchmark loop only re-reads it.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "support/peak.hpp"
+
+namespace {
+
+using infer::bench::Isa;
+
+void fma_peak(benchmark::State& state, Isa isa, int threads) {
+  if (!infer::bench::cpu_supports(isa)) {
+    state.SkipWithError((std::string(to_string(isa)) + " is not supported by this CPU").c_str());
+    return;
+  }
+  const double gflops = infer::bench::fma_peak_gflops(isa, threads);
+  for (auto _ : state) benchmark::DoNotOptimize(gflops);
+  state.counters["GFLOP_per_s"] = gflops;
+}
+
+void bandwidth(benchmark::State& state, int which, int threads) {
+  const infer::bench::MemoryBandwidth m = infer::bench::memory_bandwidth(threads);
+  const double gbs = which == 0 ? m.read : which == 1 ? m.copy : m.triad;
+  for (auto _ : state) benchmark::DoNotOptimize(gbs);
+  state.counters["GB_per_s"] = gbs;
+}
+
+const bool registered = [] {
+  for (int threads : {1, 2}) {
+    const std::string t = "/threads:" + std::to_string(threads);
+    for (Isa isa : {Isa::avx2, Isa::avx512})
+      benchmark::RegisterBenchmark(("peak/fma_" + std::string(to_string(isa)) + t).c_str(),
+                                   fma_peak, isa, threads)
+          ->Iterations(1);
+    const char* names[] = {"read", "copy", "triad"};
+    for (int which = 0; which < 3; ++which)
+      benchmark::RegisterBenchmark(("memory/" + std::string(names[which]) + "_256M" + t).c_str(),
+                                   bandwidth, which, threads)
+          ->Iterations(1);
+  }
+  return true;
+}();
+
+}  // namespace

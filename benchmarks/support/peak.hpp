@@ -1,0 +1,210 @@
+// This machine's own limits, measured once per process, so that every kernel benchmark can report
+// its rate as a fraction of what the hardware does: the fp32 FMA peak of AVX2 (8 lanes) and
+// AVX-512 (16 lanes) on 1..N threads, and the memory bandwidth of STREAM-like loops on buffers far
+// past the last-level cache.
+//
+// Rates are the best of several trials: the machine is shared, and the best trial is the one least
+// disturbed by other processes. One thread is timed by this process's CPU time (time spent
+// descheduled does not count, as in the kernel benchmarks' CPU time); several threads by wall
+// time, which counts any time one of them waits for a core: figures on N threads are only
+// meaningful when N cores are free. Results are cached in statics; the first query of each pays
+// the measurement (about 0.1-0.5 s).
+#pragma once
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace infer::bench {
+
+/// The vector instruction sets whose FMA peak can be measured.
+enum class Isa {
+  avx2,    ///< 8 fp32 lanes, vfmadd on ymm
+  avx512,  ///< 16 fp32 lanes, vfmadd on zmm
+};
+
+inline const char* to_string(Isa isa) { return isa == Isa::avx2 ? "avx2" : "avx512"; }
+
+/// Whether this CPU (not the compiler's target) executes `isa`.
+inline bool cpu_supports(Isa isa) {
+  __builtin_cpu_init();
+  return isa == Isa::avx2 ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                          : __builtin_cpu_supports("avx512f");
+}
+
+/// Seconds on the clock that times `threads` threads: process CPU time for one, wall time else
+/// (the clock the kernel benchmarks use too, to compare like with like).
+inline double seconds_now(int threads) {
+  if (threads == 1) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+namespace peak_detail {
+
+/// Independent FMA chains: more than latency (4 cycles) x FMA pipes (2), so the pipes never wait.
+inline constexpr int kChains = 12;
+/// FMA rounds per call: ~25 M FMA instructions, >10 ms per trial, longer than a scheduler time
+/// slice, so a trial on a shared machine is either clean or visibly slow; the best trial is kept.
+inline constexpr long kRounds = 1 << 21;
+inline constexpr int kTrials = 7;
+
+// acc = acc * a + b with a < 1 stays bounded, so no overflow or denormal slows the loop; the sum
+// returned keeps the compiler from discarding it.
+__attribute__((target("avx2,fma"), noinline)) inline float fma_loop_avx2(long rounds) {
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-6f);
+  __m256 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(float(i));
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  }
+  // Every chain feeds the result, or the compiler drops the unused ones.
+  __m256 s = acc[0];
+  for (int i = 1; i < kChains; ++i) s = _mm256_add_ps(s, acc[i]);
+  return _mm256_cvtss_f32(s);
+}
+
+__attribute__((target("avx512f"), noinline)) inline float fma_loop_avx512(long rounds) {
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-6f);
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(float(i));
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  // Every chain feeds the result, or the compiler drops the unused ones. (Lane 0 only:
+  // _mm512_reduce_add_ps trips -Wuninitialized inside GCC 12's own header.)
+  __m512 s = acc[0];
+  for (int i = 1; i < kChains; ++i) s = _mm512_add_ps(s, acc[i]);
+  return _mm512_cvtss_f32(s);
+}
+
+inline double measure_fma_peak(Isa isa, int threads) {
+  const int lanes = isa == Isa::avx2 ? 8 : 16;
+  auto loop = isa == Isa::avx2 ? fma_loop_avx2 : fma_loop_avx512;
+  volatile float sink = 0;
+  loop(kRounds / 8);  // warm-up: lets the core leave any low-power state for wide vectors
+  double best = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    const double start = seconds_now(threads);
+    float sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+    sum += loop(kRounds);
+    const double seconds = seconds_now(threads) - start;
+    sink = sink + sum;
+    best = std::max(best, 2.0 * lanes * kChains * double(kRounds) * threads / seconds);
+  }
+  return best * 1e-9;
+}
+
+/// 256 MiB per buffer: far past the last-level cache even as a VM reports it (the rate in a VM
+/// still falls with the footprint, nested paging, so the buffers match the largest weights).
+inline constexpr std::size_t kFloats = std::size_t{64} << 20;
+
+}  // namespace peak_detail
+
+/// fp32 GFLOP/s (an FMA counting 2) of `isa` on `threads` threads; 0 where the CPU lacks `isa`.
+/// Measured on the first query of each (isa, threads), then cached.
+inline double fma_peak_gflops(Isa isa, int threads = 1) {
+  static std::mutex mutex;
+  static std::map<std::pair<Isa, int>, double> cache;
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = cache.try_emplace({isa, threads}, 0.0);
+  if (inserted && cpu_supports(isa)) it->second = peak_detail::measure_fma_peak(isa, threads);
+  return it->second;
+}
+
+/// STREAM-like rates in GB/s (1e9 bytes), counting the bytes each loop names, as STREAM does:
+/// read = sum(a) (a bytes), copy = b = a (2), triad = c = a + s * b (3).
+struct MemoryBandwidth {
+  double read = 0;
+  double copy = 0;
+  double triad = 0;
+};
+
+namespace peak_detail {
+
+inline MemoryBandwidth measure_bandwidth(int threads) {
+  const std::size_t n = kFloats;
+  // Plain arrays filled by the threads that later stream them, so pages land near those threads.
+  std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
+  float* pa = a.get();
+  float* pb = b.get();
+  float* pc = c.get();
+  const long ln = long(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (long i = 0; i < ln; ++i) pa[i] = 1.f, pb[i] = 2.f, pc[i] = 0.f;
+
+  MemoryBandwidth best;
+  volatile float sink = 0;
+  auto time = [&](auto&& body) {
+    const double start = seconds_now(threads);
+    body();
+    return seconds_now(threads) - start;
+  };
+  const double bytes = double(n) * sizeof(float);
+  for (int t = 0; t < 3; ++t) {
+    float sum = 0;
+    const double read_s = time([&] {
+      // Lane-wise partial sums over each thread's share vectorize without reassociating
+      // (no -ffast-math needed); they are added up once at the end.
+      constexpr long kLanes = 64;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+      {
+        const long per = ln / kLanes / omp_get_num_threads();
+        const float* p = pa + per * kLanes * omp_get_thread_num();
+        float part[kLanes] = {};
+        for (long blk = 0; blk < per; ++blk, p += kLanes)
+          for (long j = 0; j < kLanes; ++j) part[j] += p[j];
+        for (long j = 0; j < kLanes; ++j) sum += part[j];
+      }
+    });
+    sink = sink + sum;
+    const double copy_s = time([&] {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (long i = 0; i < ln; ++i) pb[i] = pa[i];
+    });
+    const double triad_s = time([&] {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (long i = 0; i < ln; ++i) pc[i] = pa[i] + 3.f * pb[i];
+    });
+    best.read = std::max(best.read, bytes / read_s * 1e-9);
+    best.copy = std::max(best.copy, 2 * bytes / copy_s * 1e-9);
+    best.triad = std::max(best.triad, 3 * bytes / triad_s * 1e-9);
+  }
+  sink = sink + pc[n / 2];
+  return best;
+}
+
+}  // namespace peak_detail
+
+/// Read, copy and triad bandwidth on `threads` threads, measured on the first query, then cached.
+inline MemoryBandwidth memory_bandwidth(int threads = 1) {
+  static std::mutex mutex;
+  static std::map<int, MemoryBandwidth> cache;
+  std::lock_guard lock(mutex);
+  auto [it, inserted] = cache.try_emplace(threads);
+  if (inserted) it->second = peak_detail::measure_bandwidth(threads);
+  return it->second;
+}
+
+/// The bandwidth a memory-bound kernel is held against: the best of read, copy and triad on
+/// `threads` threads (so a fraction of 1 is as fast as any STREAM loop moves bytes).
+inline double memory_bandwidth_gbs(int threads = 1) {
+  const MemoryBandwidth m = memory_bandwidth(threads);
+  return std::max({m.read, m.copy, m.triad});
+}
+
+}  // namespace infer::bench

@@ -1,0 +1,250 @@
+// Convolution as a packed GEMM, C[M x N] = A[M x K] * B[K x N]: M output channels, N output
+// pixels, K = input channels x kernel positions. A (the weights) is repacked once into blocks of
+// kRows vector rows of output channels; B is read straight from a 1x1 stride-1 input, or gathered
+// (im2col, which also covers the stride-2 subsample) chunk by chunk into a per-thread panel that
+// stays in cache. A register tile of kRows x kTileN accumulators takes the FMAs; the epilogue adds
+// the bias, applies Act (a template parameter) and converts to T before the store.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <infer/element.hpp>
+#include <infer/kernels/convolution.hpp>
+#include <infer/mat.hpp>
+#include <infer/simd.hpp>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace infer::kernels {
+
+namespace gemm {
+
+/// Lanes of one accumulator: the widest native float batch.
+inline constexpr int kWidth = simd::max_width;
+/// Whether the GEMM path exists on this target (it needs a float batch).
+inline constexpr bool kAvailable = kWidth > 1;
+/// Vector rows of output channels in a register tile; A is packed in blocks of kBlockM channels.
+inline constexpr int kRows = 2;
+inline constexpr int kBlockM = kWidth * kRows;
+/// Pixels of a register tile: kRows x kTileN accumulators plus kRows weight rows and a broadcast
+/// must fit the register file (32 vector registers with AVX-512, 16 below), and the 24 (or 12)
+/// independent FMA chains hide the FMA latency on two pipes.
+inline constexpr int kTileN = kWidth >= 16 ? 12 : 6;
+/// Register tiles of pixels per packed B chunk: the chunk is reused by every block of A, and a
+/// block of A by every tile of the chunk, while both sit in L2.
+inline constexpr int kChunkTiles = 8;
+
+/// Floats of packed weights for M output channels and K = num_input x maxk.
+inline std::size_t weights_size(int num_output, int k) {
+  return std::size_t((num_output + kBlockM - 1) / kBlockM) * kBlockM * std::size_t(k);
+}
+
+/// Floats of padded bias for M output channels.
+inline std::size_t bias_size(int num_output) {
+  return std::size_t((num_output + kBlockM - 1) / kBlockM) * kBlockM;
+}
+
+/// Workspace floats convolution_gemm needs per thread for K = num_input x maxk.
+inline std::size_t workspace_per_thread(int k) {
+  return std::size_t(kChunkTiles) * kTileN * std::size_t(k);
+}
+
+/// Weights for convolution_gemm: for each block of kBlockM output channels and each k, the
+/// kBlockM weights of that block (zero past num_output). k runs over (input channel group, kernel
+/// position, lane), the order the packed input is gathered in. `src` is ncnn's
+/// [num_output][num_input][maxk].
+template <int InPack>  ///< lanes of an input channel group
+void pack_weights(const float* src, float* dst, int num_input, int num_output, int maxk) {
+  const int k_total = num_input * maxk;
+  const int blocks = (num_output + kBlockM - 1) / kBlockM;
+  std::fill_n(dst, std::size_t(blocks) * kBlockM * k_total, 0.f);
+  for (int p = 0; p < num_output; ++p) {
+    for (int c = 0; c < num_input; ++c) {
+      for (int k = 0; k < maxk; ++k) {
+        const std::size_t kk = (std::size_t(c / InPack) * maxk + k) * InPack + c % InPack;
+        dst[(std::size_t(p / kBlockM) * k_total + kk) * kBlockM + p % kBlockM] =
+            src[(std::size_t(p) * num_input + c) * maxk + k];
+      }
+    }
+  }
+}
+
+/// bias (num_output values, or none when null) padded with zeros to whole blocks.
+inline void pack_bias(const float* bias, float* dst, int num_output) {
+  std::fill_n(dst, bias_size(num_output), 0.f);
+  if (bias) std::copy_n(bias, num_output, dst);
+}
+
+namespace detail {
+
+using V = simd::fbatch<kWidth>;
+
+/// Stores the W lanes of `v` (output channels c0.. of pixel n) into the packed output, skipping
+/// channels at or past m.
+template <int OutPack, StorageElement T>
+inline void store_channels(const MatView<T, OutPack>& out, int c0, int m, std::size_t n, V v) {
+  if constexpr (OutPack >= kWidth) {
+    simd::store<kWidth>(out.channel(c0 / OutPack) + n * OutPack + c0 % OutPack, v);
+  } else {
+    alignas(64) float tmp[kWidth];
+    v.store_aligned(tmp);
+    for (int s = 0; s < kWidth / OutPack; ++s) {
+      const int c = c0 + s * OutPack;
+      if (c >= m) break;
+      if constexpr (OutPack == 1) {
+        out.channel(c)[n] = from_f32<T>(tmp[s]);
+      } else {
+        simd::store<OutPack>(out.channel(c / OutPack) + n * OutPack,
+                             simd::load<OutPack>(tmp + s * OutPack));
+      }
+    }
+  }
+}
+
+/// One register tile: output channels m0 .. m0 + kBlockM (their bias at `bias`), pixels n0 ..
+/// n0 + nvalid. B value (k, j) with k = kg * L + i is b[kg * gstride + j * L + i]; `a` is the
+/// tile's block of packed weights.
+template <StorageElement T, int OutPack, class TB, int L, class Act>
+inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, const float* bias,
+                 const MatView<T, OutPack>& out, int m0, int m, std::size_t n0, int nvalid,
+                 const Act& act) {
+  V acc[kRows][kTileN];
+#pragma GCC unroll 32
+  for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 32
+    for (int j = 0; j < kTileN; ++j) acc[r][j] = V(0.f);
+  for (int kg = 0; kg < kgroups; ++kg) {
+    const TB* bg = b + std::size_t(kg) * gstride;
+    for (int i = 0; i < L; ++i, a += kBlockM) {
+      V w[kRows];
+#pragma GCC unroll 32
+      for (int r = 0; r < kRows; ++r) w[r] = V::load_unaligned(a + r * kWidth);
+#pragma GCC unroll 32
+      for (int j = 0; j < kTileN; ++j) {
+        const V x(to_f32(bg[j * L + i]));
+#pragma GCC unroll 32
+        for (int r = 0; r < kRows; ++r) acc[r][j] = xsimd::fma(w[r], x, acc[r][j]);
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < kRows; ++r) {
+    const int c0 = m0 + r * kWidth;
+    if (c0 >= m) break;
+    const V bv = V::load_unaligned(bias + r * kWidth);
+#pragma GCC unroll 32
+    for (int j = 0; j < kTileN; ++j)
+      if (j < nvalid) store_channels<OutPack>(out, c0, m, n0 + j, V(act(acc[r][j] + bv)));
+  }
+}
+
+/// Gathers pixels n0 .. n0 + kTileN of the im2col matrix into `panel` as [kgroups][kTileN][InPack]
+/// floats (zeros past n_total): group kg = (input group g, kernel position), lanes of g.
+template <StorageElement T, int InPack>
+void pack_tile(const MatView<T, InPack>& in, const ConvGeometry& g, int outw, std::size_t n0,
+               std::size_t n_total, float* panel) {
+  std::size_t offset[kTileN];
+  int nvalid = 0;
+  for (int j = 0; j < kTileN; ++j) {
+    const std::size_t n = n0 + std::size_t(j);
+    if (n >= n_total) break;
+    const std::size_t oy = n / std::size_t(outw), ox = n % std::size_t(outw);
+    offset[j] = (oy * g.stride_h * std::size_t(in.w) + ox * g.stride_w) * InPack;
+    nvalid = j + 1;
+  }
+  for (int q = 0; q < in.c; ++q) {
+    const T* plane = in.channel(q);
+    for (int ky = 0; ky < g.kernel_h; ++ky) {
+      for (int kx = 0; kx < g.kernel_w; ++kx) {
+        const std::size_t koff =
+            (std::size_t(ky) * g.dilation_h * in.w + std::size_t(kx) * g.dilation_w) * InPack;
+        for (int j = 0; j < kTileN; ++j, panel += InPack) {
+          if (j >= nvalid) {
+            std::fill_n(panel, InPack, 0.f);
+            continue;
+          }
+          const T* s = plane + offset[j] + koff;
+          if constexpr (InPack == 1) {
+            panel[0] = to_f32(s[0]);
+          } else {
+            // An input group can be wider than the widest batch (pack 16 on AVX2).
+            constexpr int kCopy = InPack < kWidth ? InPack : kWidth;
+            for (int b = 0; b < InPack; b += kCopy)
+              simd::store<kCopy>(panel + b, simd::load<kCopy>(s + b));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// out = act(conv(in, weights) + bias) as a packed GEMM. `in` is the padded input (its extents
+/// give the window positions); `weights` come from pack_weights<InPack>, `bias` from pack_bias,
+/// both for out.c * OutPack outputs; `workspace` holds num_threads x workspace_per_thread(K)
+/// floats (K = in.c * InPack * kernel positions), unused for 1x1 stride 1 except at edge tiles.
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int InPack,        ///< lanes of an input channel group
+          int OutPack,       ///< lanes of an output channel group
+          class Act>         ///< epilogue activation, callable on float and on simd batches
+void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
+                      const float* weights, const float* bias, const ConvGeometry& g,
+                      const Act& act, float* workspace, int num_threads) {
+  const int m = out.c * OutPack;
+  const int mblocks = (m + kBlockM - 1) / kBlockM;
+  const int maxk = g.kernel_w * g.kernel_h;
+  const int kgroups = in.c * maxk;
+  const std::size_t k_total = std::size_t(kgroups) * InPack;
+  const std::size_t n_total = std::size_t(out.w) * out.h;
+  const std::size_t ntiles = (n_total + kTileN - 1) / kTileN;
+  // 1x1 stride 1 reads B in place: pixel n of input group q at in.channel(q) + n * InPack.
+  const bool in_place = maxk == 1 && g.stride_w == 1 && g.stride_h == 1 && in.w == out.w;
+  const int threads =
+      kernels::detail::worth_threads(std::size_t(m) * k_total * n_total) ? num_threads : 1;
+  const std::size_t chunk_tiles =
+      std::clamp<std::size_t>(ntiles / std::size_t(2 * threads), 1, kChunkTiles);
+  const std::size_t nchunks = (ntiles + chunk_tiles - 1) / chunk_tiles;
+  const std::size_t tile_floats = std::size_t(kgroups) * kTileN * InPack;
+  const std::size_t block_floats = k_total * kBlockM;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+#ifdef _OPENMP
+    float* panel =
+        workspace + std::size_t(omp_get_thread_num()) * workspace_per_thread(int(k_total));
+#else
+    float* panel = workspace;
+#endif
+#pragma omp for schedule(dynamic)
+    for (std::size_t chunk = 0; chunk < nchunks; ++chunk) {
+      const std::size_t t0 = chunk * chunk_tiles;
+      const std::size_t t1 = std::min(ntiles, t0 + chunk_tiles);
+      if (!in_place)
+        for (std::size_t t = t0; t < t1; ++t)
+          detail::pack_tile<T, InPack>(in, g, out.w, t * kTileN, n_total,
+                                       panel + (t - t0) * tile_floats);
+      for (int mb = 0; mb < mblocks; ++mb) {
+        const float* a = weights + std::size_t(mb) * block_floats;
+        const float* bb = bias + std::size_t(mb) * kBlockM;
+        for (std::size_t t = t0; t < t1; ++t) {
+          const std::size_t n0 = t * kTileN;
+          const int nvalid = int(std::min<std::size_t>(kTileN, n_total - n0));
+          if (in_place && nvalid == kTileN) {
+            detail::tile<T, OutPack, T, InPack>(in.data + n0 * InPack, in.cstep * InPack, in.c, a,
+                                                bb, out, mb * kBlockM, m, n0, nvalid, act);
+          } else {
+            float* p = panel + (t - t0) * tile_floats;
+            if (in_place && mb == 0) detail::pack_tile<T, InPack>(in, g, out.w, n0, n_total, p);
+            detail::tile<T, OutPack, float, InPack>(p, std::size_t(kTileN) * InPack, kgroups, a, bb,
+                                                    out, mb * kBlockM, m, n0, nvalid, act);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gemm
+
+}  // namespace infer::kernels
