@@ -117,3 +117,15 @@ TEST_CASE("GELU", "[layer][gelu]") {
       .input_range(-6.f, 6.f)
       .run();
 }
+
+TEST_CASE("activation functors at known points", "[layer][activation]") {
+  // Values every definition agrees on, independent of the sweeps' references.
+  CHECK(infer::act::Sigmoid{}(0.f) == Approx(0.5f));
+  CHECK(infer::act::TanH{}(0.f) == Approx(0.f).margin(1e-7));
+  CHECK(infer::act::Swish{}(0.f) == Approx(0.f).margin(1e-7));
+  CHECK(infer::act::HardSwish{}(-3.f) == Approx(0.f).margin(1e-7));  // alpha 0.2, beta 0.5
+  CHECK(infer::act::HardSwish{}(3.f) == Approx(3.f));
+  CHECK(infer::act::Clip{-1.f, 1.f}(5.f) == 1.f);
+  CHECK(infer::act::ELU{1.f}(-100.f) == Approx(-1.f));
+  CHECK(infer::act::Mish{}(0.f) == Approx(0.f).margin(1e-7));
+}

@@ -22,3 +22,13 @@ TEST_CASE("ReLU leaky", "[layer][relu]") {
       .input_range(-100.f, 100.f)
       .run();
 }
+
+TEST_CASE("ReLU's functor on scalars, as the fused epilogues use it", "[layer][relu]") {
+  // The same act::ReLU the layer passes to its kernel, checked at a few points directly.
+  const auto relu = ReLU{}.op();
+  const auto leaky = ReLU{0.1f}.op();
+  CHECK(relu(-2.f) == 0.f);
+  CHECK(relu(3.f) == 3.f);
+  CHECK(leaky(-2.f) == Approx(-0.2f));
+  CHECK(leaky(3.f) == 3.f);
+}
