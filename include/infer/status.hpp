@@ -84,7 +84,7 @@ using Status = Result<void>;
 /// Propagates a failed Status/Result from the enclosing function.
 #define INFER_TRY(...)                                                   \
   do {                                                                   \
-    if (auto infer_try_status_ = (__VA_ARGS__); !infer_try_status_.ok()) \
+    if (auto&& infer_try_status_ = (__VA_ARGS__); !infer_try_status_.ok()) \
       return infer_try_status_.error();                                  \
   } while (0)
 

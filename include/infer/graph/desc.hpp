@@ -294,14 +294,11 @@ constexpr bool foldable_affine(const L& l) {
   return false;
 }
 
-/// The description of one node of a static graph.
-template <class L, std::size_t I, std::size_t O>
-constexpr NodeDesc describe(const Node<L, I, O>& n, GraphDesc& g) {
+/// What the passes need to know of layer `l` (everything but its name and blobs).
+template <class L>
+constexpr NodeDesc describe_layer(const L& l) {
   NodeDesc d;
   d.type = type_name<L>();
-  d.name = n.name;
-  for (std::string_view b : n.in) d.in.push_back(g.blob_id(b));
-  for (std::string_view b : n.out) d.out.push_back(g.blob_id(b));
   d.storage = storage_mask(layer_storage<L>{});
   d.packs = pack_mask(layer_packs<L>{});
   using T0 = typename layer_storage<L>::first;
@@ -313,10 +310,20 @@ constexpr NodeDesc describe(const Node<L, I, O>& n, GraphDesc& g) {
   d.one_blob = single && !multi;
   d.fuses_activation = FusesActivation<L, T0, 1, act::Identity>;
   d.folds_affine = FoldsAffine<L>;
-  d.is_affine = foldable_affine(n.layer);
+  d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
-  d.as_activation = activation_of(n.layer);
-  if constexpr (requires { n.layer.activation; }) d.fused = n.layer.activation;
+  d.as_activation = activation_of(l);
+  if constexpr (requires { l.activation; }) d.fused = l.activation;
+  return d;
+}
+
+/// The description of one node of a static graph.
+template <class L, std::size_t I, std::size_t O>
+constexpr NodeDesc describe(const Node<L, I, O>& n, GraphDesc& g) {
+  NodeDesc d = describe_layer(n.layer);
+  d.name = n.name;
+  for (std::string_view b : n.in) d.in.push_back(g.blob_id(b));
+  for (std::string_view b : n.out) d.out.push_back(g.blob_id(b));
   return d;
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <infer/convert.hpp>
 #include <infer/graph/compose.hpp>
+#include <infer/graph/execute.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/shape.hpp>
 #include <string>
@@ -23,18 +24,6 @@ template <ElemType E>
 using element_t = std::conditional_t<
     E == ElemType::f32, f32,
     std::conditional_t<E == ElemType::f16, f16, std::conditional_t<E == ElemType::bf16, bf16, i8>>>;
-
-/// The act:: functor of ncnn activation type `Type` with its parameters.
-template <int Type>
-constexpr auto make_act(const std::array<float, 2>& p) {
-  if constexpr (Type == 1) return act::ReLU{};  // ncnn ignores type 1's parameters
-  if constexpr (Type == 2) return act::ReLU{p[0]};
-  if constexpr (Type == 3) return act::Clip{p[0], p[1]};
-  if constexpr (Type == 4) return act::Sigmoid{};
-  if constexpr (Type == 5) return act::Mish{};
-  if constexpr (Type == 6) return act::HardSwish{p[0], p[1]};
-  if constexpr (Type < 1 || Type > 6) return act::Identity{};
-}
 
 /// A plan step without vectors, so it can be a compile-time constant.
 template <std::size_t MaxIo>
@@ -109,6 +98,7 @@ class StaticGraph {
     }
     return m;
   }();
+  static_assert(kMaxIo <= kMaxNodeIo, "infer graph: a node has more than 64 inputs or outputs");
   struct Counts {
     std::size_t steps = 0, buffers = 0;
     PlanError error;
@@ -259,29 +249,6 @@ class StaticGraph {
     return true;
   }
 
-  /// The per-channel map y = x * a + b of a foldable node (BatchNorm, Scale).
-  template <std::size_t N>
-  static Status affine_of(const LayerOf<N>& l, std::vector<float>& a, std::vector<float>& b) {
-    if constexpr (requires {
-                    l.a;
-                    l.b;
-                  }) {  // BatchNorm: folded at its own load
-      a = l.a;
-      b = l.b;
-    } else if constexpr (requires {
-                           l.scale_data;
-                           l.bias_data;
-                         }) {  // Scale
-      a = l.scale_data;
-      b = l.bias_term ? l.bias_data : std::vector<float>(a.size(), 0.f);
-    } else {
-      return make_error("node {} is not a per-channel affine layer", N);
-    }
-    if (a.empty() || a.size() != b.size())
-      return make_error("node {} ({}): weights not loaded", N, type_name<LayerOf<N>>());
-    return {};
-  }
-
   template <std::size_t S>
   bool finalize_step(Status& st) {
     constexpr auto s = kPlan.steps[S];
@@ -311,7 +278,7 @@ class StaticGraph {
   template <std::size_t N, std::size_t F>
   bool fold_one(Status& st) {
     std::vector<float> a, b;
-    Status s = affine_of<F>(std::get<F>(nodes_).layer, a, b);
+    Status s = affine_of(std::get<F>(nodes_).layer, a, b);
     if (s.ok()) s = std::get<N>(nodes_).layer.fold_affine(a, b);
     if (!s.ok()) {
       st = make_error("folding node {} into node {}: {}", F, N, s.message());
@@ -387,45 +354,13 @@ class StaticGraph {
     using T = detail::element_t<s.type>;
     constexpr int Pack = s.pack;
     const L& layer = std::get<N>(nodes_).layer;
-    Mat& out0 = bufs_[std::size_t(s.out[0])];
-    if constexpr (s.inplace && s.n_out > 1) {
-      return {};  // a view step (Split): the outputs already share the input's memory
-    } else if constexpr (s.inplace && requires { L::outputs_share_input; }) {
-      return {};
-    } else if constexpr (s.inplace) {
-      return layer.template forward_inplace<T, Pack>(out0, opt_);
-    } else if constexpr (s.act.type != 0 && FusesActivation<L, T, Pack, act::Identity>) {
-      const auto act = detail::make_act<s.act.type>(s.act.params);
-      return layer.template forward_fused<T, Pack>(bufs_[std::size_t(s.in[0])], out0, opt_, act);
-    } else if constexpr (s.n_in == 1 && s.n_out == 1 && HasSingleForward<L, T, Pack>) {
-      return layer.template forward<T, Pack>(bufs_[std::size_t(s.in[0])], out0, opt_);
-    } else if constexpr (s.n_in == 1 && s.n_out == 1 && HasSingleInplace<L, T, Pack>) {
-      // Only the in-place form, but the input lives on: run it on a copy in the output buffer.
-      bufs_[std::size_t(s.in[0])].copy_to(out0);
-      return layer.template forward_inplace<T, Pack>(out0, opt_);
-    } else if constexpr (HasMultiForward<L, T, Pack>) {
-      std::array<Mat, s.n_in> in;
-      std::array<Mat, s.n_out> out;
-      for (std::size_t k = 0; k < s.n_in; ++k) in[k] = bufs_[std::size_t(s.in[k])];
-      for (std::size_t k = 0; k < s.n_out; ++k) out[k] = bufs_[std::size_t(s.out[k])];
-      INFER_TRY(
-          layer.template forward<T, Pack>(std::span<const Mat>(in), std::span<Mat>(out), opt_));
-      for (std::size_t k = 0; k < s.n_out; ++k) bufs_[std::size_t(s.out[k])] = out[k];
-      return {};
+    const StepIo io{s.inplace, std::span<const int>(s.in.data(), s.n_in),
+                    std::span<const int>(s.out.data(), s.n_out)};
+    if constexpr (s.act.type != 0 && FusesActivation<L, T, Pack, act::Identity>) {
+      const auto act = make_act<s.act.type>(s.act.params);
+      return run_node<L, T, Pack, decltype(act)>(layer, io, bufs_, opt_, &act);
     } else {
-      static_assert(HasMultiInplace<L, T, Pack>, "infer graph: the layer has no usable forward");
-      // In-place multi-blob form: the outputs are the first blobs; they start as copies of the
-      // inputs; the remaining inputs are passed as they are (such layers only modify outputs).
-      std::array<Mat, s.n_in> blobs;
-      for (std::size_t k = 0; k < s.n_in; ++k) {
-        if (k < s.n_out) {
-          bufs_[std::size_t(s.in[k])].copy_to(bufs_[std::size_t(s.out[k])]);
-          blobs[k] = bufs_[std::size_t(s.out[k])];
-        } else {
-          blobs[k] = bufs_[std::size_t(s.in[k])];
-        }
-      }
-      return layer.template forward_inplace<T, Pack>(std::span<Mat>(blobs), opt_);
+      return run_node<L, T, Pack>(layer, io, bufs_, opt_);
     }
   }
 

@@ -1,0 +1,215 @@
+// infer::Net on the real networks in models/: the fast plan (fused, packed, in place) against the
+// reference plan (pack 1, nothing fused or folded, every blob its own buffer) on the same random
+// weights and input; weights through .bin bytes; any blob as an output; errors.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <infer/net.hpp>
+#include <string>
+
+#ifndef INFER_MODELS_DIR
+#error "INFER_MODELS_DIR must name the models/ directory"
+#endif
+
+namespace {
+
+std::filesystem::path model_path(const std::string& name) {
+  return std::filesystem::path(INFER_MODELS_DIR) / (name + ".param");
+}
+
+/// A deterministic input in [-1, 1] of `shape`.
+infer::Mat make_input(infer::Shape shape) {
+  infer::Mat m;
+  REQUIRE(m.create(shape, infer::ElemType::f32, 1).ok());
+  const std::size_t plane = std::size_t(shape.w) * shape.h * shape.d;
+  for (int c = 0; c < shape.c; ++c) {
+    float* p = static_cast<float*>(m.channel(c).data());
+    for (std::size_t i = 0; i < plane; ++i)
+      p[i] = float(std::sin(0.37 * double(i) + 1.3 * c));
+  }
+  return m;
+}
+
+/// max |a - b| / max(max |b|, 1e-6), over logical elements (both f32 pack 1).
+double relative_error(const infer::Mat& a, const infer::Mat& b) {
+  REQUIRE(a.shape() == b.shape());
+  const infer::Shape s = a.shape();
+  const std::size_t plane = std::size_t(s.w) * s.h * s.d;
+  double diff = 0, mag = 0;
+  for (int c = 0; c < s.c; ++c) {
+    const float* pa = static_cast<const float*>(a.channel(c).data());
+    const float* pb = static_cast<const float*>(b.channel(c).data());
+    for (std::size_t i = 0; i < plane; ++i) {
+      REQUIRE(std::isfinite(pa[i]));
+      diff = std::max(diff, double(std::fabs(pa[i] - pb[i])));
+      mag = std::max(mag, double(std::fabs(pb[i])));
+    }
+  }
+  return diff / std::max(mag, 1e-6);
+}
+
+constexpr infer::graph::Target kReference{infer::ElemType::f32, 1, false, false};
+
+}  // namespace
+
+TEST_CASE("Net: every model in models/ matches the reference plan", "[net][models]") {
+  const std::string name = GENERATE(as<std::string>{}, "squeezenet", "mobilenet", "mobilenet_v2",
+                                    "mobilenet_v3", "shufflenet_v2", "mnasnet", "efficientnet_b0",
+                                    "resnet18", "alexnet", "resnet50", "vgg16");
+  CAPTURE(name);
+  infer::Option opt;
+  opt.num_threads = 2;
+  infer::Net fast({}, opt), ref(kReference, opt);
+  std::vector<std::byte> bin;
+  REQUIRE(fast.load_param(model_path(name)).ok());
+  REQUIRE(fast.load_random_weights(7, &bin).ok());
+  REQUIRE(ref.load_param(model_path(name)).ok());
+  const infer::Status loaded = ref.load_model(std::span<const std::byte>(bin), name + ".bin");
+  INFO(loaded.ok() ? "" : loaded.message());
+  REQUIRE(loaded.ok());
+
+  // The last layer's input (the logits, where a difference in arithmetic shows before a
+  // Softmax squeezes it) and the network's output.
+  const infer::io::LayerSpec& last = fast.param().layers.back();
+  const std::string_view outs[] = {fast.param().blobs[std::size_t(last.bottoms.at(0))],
+                                   fast.default_output()};
+  const infer::NamedMat in[] = {{fast.input_names()[0], make_input(fast.input_shape())}};
+  auto a = fast.run(in, outs);
+  INFO((a.ok() ? std::string() : a.message()));
+  REQUIRE(a.ok());
+  auto b = ref.run(in, outs);
+  INFO((b.ok() ? std::string() : b.message()));
+  REQUIRE(b.ok());
+  CHECK(relative_error((*a)[0], (*b)[0]) < 1e-3);
+  CHECK(relative_error((*a)[1], (*b)[1]) < 1e-3);
+}
+
+TEST_CASE("Net: any blob can be requested, the plan keeps it", "[net]") {
+  infer::Net fast, ref(kReference);
+  REQUIRE(fast.load_param(model_path("resnet18")).ok());
+  REQUIRE(fast.load_random_weights(3).ok());
+  REQUIRE(ref.load_param(model_path("resnet18")).ok());
+  REQUIRE(ref.load_random_weights(3).ok());
+  const infer::Mat in = make_input(fast.input_shape());
+  // An early convolution's output, and the last one, together.
+  const std::string_view names[] = {"conv1_conv1_relu", "fc1000"};
+  const infer::NamedMat inputs[] = {{"data", in}};
+  for (std::string_view n : names) {
+    const bool known =
+        std::find(fast.param().blobs.begin(), fast.param().blobs.end(), n) != fast.param().blobs.end();
+    INFO(n);
+    REQUIRE(known);
+  }
+  auto a = fast.run(inputs, names);
+  REQUIRE(a.ok());
+  auto b = ref.run(inputs, names);
+  REQUIRE(b.ok());
+  REQUIRE(a->size() == 2);
+  CHECK(relative_error((*a)[0], (*b)[0]) < 1e-4);
+  CHECK(relative_error((*a)[1], (*b)[1]) < 1e-3);
+  CHECK((*a)[0].shape().c == 64);
+}
+
+TEST_CASE("Net: weights from .bin bytes give the same output as the generator", "[net]") {
+  infer::Net a, b;
+  std::vector<std::byte> bin;
+  REQUIRE(a.load_param(model_path("squeezenet")).ok());
+  REQUIRE(a.load_random_weights(11, &bin).ok());
+  REQUIRE(b.load_param(model_path("squeezenet")).ok());
+  REQUIRE(b.load_model(std::span<const std::byte>(bin)).ok());
+  const infer::Mat in = make_input(a.input_shape());
+  auto x = a.run(in);
+  auto y = b.run(in);
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  CHECK(relative_error(*x, *y) == 0.0);
+}
+
+TEST_CASE("Net: errors name what was wrong", "[net]") {
+  infer::Net net;
+  SECTION("running before loading") {
+    const auto r = net.run(make_input(infer::Shape::of(4, 4, 3)));
+    REQUIRE_FALSE(r.ok());
+  }
+  REQUIRE(net.load_param(model_path("squeezenet")).ok());
+  SECTION("no weights") {
+    const auto r = net.run(make_input(net.input_shape()));
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.message(), Catch::Contains("weights"));
+  }
+  SECTION("a .bin too short names the layer and the offset") {
+    std::vector<std::byte> bin;
+    infer::Net other;
+    REQUIRE(other.load_param(model_path("squeezenet")).ok());
+    REQUIRE(other.load_random_weights(1, &bin).ok());
+    bin.resize(bin.size() / 2);
+    const infer::Status st = net.load_model(std::span<const std::byte>(bin), "short.bin");
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("short.bin") && Catch::Contains("offset") &&
+                                 Catch::Contains("Convolution"));
+  }
+  SECTION("a .bin too long") {
+    std::vector<std::byte> bin;
+    REQUIRE(net.load_random_weights(1, &bin).ok());
+    bin.resize(bin.size() + 8);
+    const infer::Status st = net.load_model(std::span<const std::byte>(bin), "long.bin");
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("long.bin") && Catch::Contains("8 bytes"));
+  }
+  SECTION("unknown blob, wrong input name, wrong input shape") {
+    REQUIRE(net.load_random_weights(1).ok());
+    const infer::Mat in = make_input(net.input_shape());
+    const auto r1 = net.run(in, "no_such_blob");
+    REQUIRE_FALSE(r1.ok());
+    CHECK_THAT(r1.message(), Catch::Contains("no_such_blob"));
+    const infer::NamedMat wrong[] = {{"image", in}};
+    const std::string_view out[] = {"output"};
+    const auto r2 = net.run(wrong, out);
+    REQUIRE_FALSE(r2.ok());
+    CHECK_THAT(r2.message(), Catch::Contains("'image' is not an input"));
+    const auto r3 = net.run(make_input(infer::Shape::of(224, 224, 4)));
+    REQUIRE_FALSE(r3.ok());
+    CHECK_THAT(r3.message(), Catch::Contains("conv1"));
+  }
+  SECTION("an unknown layer type") {
+    const infer::Status st = net.load_param_text(
+        "7767517\n2 2\nInput data 0 1 data 0=4 1=4 2=3\nFancyOp f 1 1 data out\n", "fancy.param");
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("fancy.param") && Catch::Contains("FancyOp"));
+  }
+}
+
+TEST_CASE("Net: a hand-written .param with a branch and every conversion", "[net]") {
+  // Channels 3 -> 8 -> split -> (conv 8->16, relu) + (conv 8->16) -> sum -> pooling: packs 1, 8 and
+  // 16 meet, a ReLU fuses, a Split is a view.
+  const char* text =
+      "7767517\n"
+      "7 8\n"
+      "Input data 0 1 data 0=9 1=7 2=3\n"
+      "Convolution c0 1 1 data a 0=8 1=3 4=1 5=1 6=216\n"
+      "Split s 1 2 a a1 a2\n"
+      "Convolution c1 1 1 a1 b 0=16 1=1 5=1 6=128\n"
+      "ReLU r 1 1 b b_relu\n"
+      "Convolution c2 1 1 a2 c 0=16 1=3 4=1 5=0 6=1152\n"
+      "Eltwise sum 2 1 b_relu c out 0=1\n";
+  infer::Net fast, ref(kReference);
+  REQUIRE(fast.load_param_text(text).ok());
+  REQUIRE(ref.load_param_text(text).ok());
+  REQUIRE(fast.load_random_weights(5).ok());
+  REQUIRE(ref.load_random_weights(5).ok());
+  const infer::Mat in = make_input(fast.input_shape());
+  auto a = fast.run(in);
+  auto b = ref.run(in);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->shape() == infer::Shape::of(9, 7, 16));
+  CHECK(relative_error(*a, *b) < 1e-5);
+  // Two threads give the same numbers.
+  infer::Option two;
+  two.num_threads = 2;
+  infer::Net fast2({}, two);
+  REQUIRE(fast2.load_param_text(text).ok());
+  REQUIRE(fast2.load_random_weights(5).ok());
+  auto c = fast2.run(in);
+  REQUIRE(c.ok());
+  CHECK(relative_error(*c, *a) < 1e-6);
+}
