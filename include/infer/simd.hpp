@@ -142,7 +142,11 @@ xsimd::batch<std::int32_t, A> bf16_bits(xsimd::batch<float, A> v) {
   const I u = xsimd::bitwise_cast<I>(in_register(v));
   const I rounded = u + I(0x7FFF) + ((u >> 16) & I(1));
   const I quiet_nan = u | I(0x00400000);
-  return xsimd::select((u & I(0x7FFFFFFF)) > I(0x7F800000), quiet_nan, rounded) >> 16;
+  // Selected as floats: xsimd 8.1's integer select on AVX-512BW does not compile at -O0.
+  using F = xsimd::batch<float, A>;
+  const F picked = xsimd::select(xsimd::isnan(v), xsimd::bitwise_cast<F>(quiet_nan),
+                                 xsimd::bitwise_cast<F>(rounded));
+  return xsimd::bitwise_cast<I>(picked) >> 16;
 }
 
 /// float2int8 on a batch, as int32 lanes in [-127, 127].
