@@ -62,6 +62,17 @@ namespace infer::io {
 namespace detail {
 
 /// Records "name must be >= lo, got v" against `key`.
+/// Stores a list parameter into a fixed-capacity field, or records that it holds too many.
+template <class T, std::size_t N>
+void read_list(ParamReader& r, int key, const char* name, SmallVector<T, N>& field,
+               const std::vector<T>& values) {
+  if (values.size() > N) {
+    r.fail(key, fmt::format("{} holds {} values, at most {} are supported", name, values.size(), N));
+    return;
+  }
+  field = values;
+}
+
 inline void require_at_least(ParamReader& r, int key, const char* name, std::int64_t v,
                              std::int64_t lo) {
   if (v < lo) r.fail(key, fmt::format("{} must be >= {}, got {}", name, lo, v));
@@ -368,7 +379,7 @@ inline Status set_params(layers::BinaryOp& l, ParamReader& r) {
 /// 0=op_type (0 prod, 1 sum, 2 max) 1=coeffs (sum: one per input, or none).
 inline Status set_params(layers::Eltwise& l, ParamReader& r) {
   l.op_type = r.get(0, l.op_type);
-  l.coeffs = r.get_floats(1);
+  detail::read_list(r, 1, "coeffs", l.coeffs, r.get_floats(1));
   detail::require_in(r, 0, "op_type", l.op_type, 0, 2, "prod, sum, max");
   const std::size_t inputs = r.layer().bottoms.size();
   if (l.op_type == 1 && !l.coeffs.empty() && inputs != 0 && l.coeffs.size() != inputs)
@@ -388,9 +399,9 @@ inline Status set_params(layers::Concat& l, ParamReader& r) {
 /// 0=slices (each >= 1 or -233, one per output) 1=axis 2=indices (one fewer than the outputs;
 /// replaces slices).
 inline Status set_params(layers::Slice& l, ParamReader& r) {
-  l.slices = r.get_ints(0);
+  detail::read_list(r, 0, "slices", l.slices, r.get_ints(0));
   l.axis = r.get(1, l.axis);
-  l.indices = r.get_ints(2);
+  detail::read_list(r, 2, "indices", l.indices, r.get_ints(2));
   detail::require_axis(r, 1, "axis", l.axis);
   const std::size_t outputs = r.layer().tops.size();
   if (!l.indices.empty()) {
@@ -487,9 +498,9 @@ inline Status set_params(layers::Crop& l, ParamReader& r) {
   l.hoffset2 = r.get(7, l.hoffset2);
   l.doffset2 = r.get(15, l.doffset2);
   l.coffset2 = r.get(8, l.coffset2);
-  l.starts = r.get_ints(9);
-  l.ends = r.get_ints(10);
-  l.axes = r.get_ints(11);
+  detail::read_list(r, 9, "starts", l.starts, r.get_ints(9));
+  detail::read_list(r, 10, "ends", l.ends, r.get_ints(10));
+  detail::read_list(r, 11, "axes", l.axes, r.get_ints(11));
   detail::require_non_negative(r, {{0, "woffset", l.woffset},
                                    {1, "hoffset", l.hoffset},
                                    {13, "doffset", l.doffset},
@@ -618,7 +629,7 @@ inline Status set_params(layers::Reduction& l, ParamReader& r) {
   l.operation = r.get(0, l.operation);
   l.reduce_all = detail::read_flag(r, 1, "reduce_all", l.reduce_all);
   l.coeff = r.get(2, l.coeff);
-  l.axes = r.get_ints(3);
+  detail::read_list(r, 3, "axes", l.axes, r.get_ints(3));
   l.keepdims = detail::read_flag(r, 4, "keepdims", l.keepdims);
   l.fixbug0 = detail::read_flag(r, 5, "fixbug0", l.fixbug0);
   detail::require_in(r, 0, "operation", l.operation, 0, 10,

@@ -10,6 +10,7 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
 #include <infer/shape.hpp>
+#include <infer/small_vector.hpp>
 #include <vector>
 
 namespace infer::layers {
@@ -29,13 +30,13 @@ struct Crop {
   int coffset2 = 0;  ///< ncnn 8=coffset2
   /// ncnn 9=starts: numpy-style start per listed axis (negative counts from the end, -233 is 0).
   /// With `ends` it replaces every parameter above.
-  std::vector<int> starts{};
+  SmallVector<int, 4> starts{};
   /// ncnn 10=ends: numpy-style end per listed axis; -233 and, as in ncnn, any end <= 0 count from
   /// the end (so 0 means the whole rest).
-  std::vector<int> ends{};
+  SmallVector<int, 4> ends{};
   /// ncnn 11=axes: the axes `starts`/`ends` apply to (ncnn's numbering, negative from the end);
   /// empty means 0, 1, ..., dims - 1.
-  std::vector<int> axes{};
+  SmallVector<int, 4> axes{};
 
   using storage = all_storage;
   using packs = all_packs;
@@ -64,6 +65,8 @@ struct Crop {
     const int dims = in[0].dims;
     const std::array<int, 4> e = in[0].outer_first();
     std::array<int, 4> size = e;
+    if (starts.overflowed() || ends.overflowed() || axes.overflowed())
+      return shape_error("at most 4 starts, ends and axes");
     if (!starts.empty() || !ends.empty()) {
       if (starts.size() != ends.size()) return shape_error("starts and ends must pair up");
       if (axes.empty() && int(starts.size()) != dims)

@@ -8,6 +8,7 @@
 #include <infer/kernels/binary.hpp>
 #include <infer/layers/detail/parallel_values.hpp>
 #include <infer/shape.hpp>
+#include <infer/small_vector.hpp>
 #include <span>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace infer::layers {
 
 struct Eltwise {
   int op_type = 0;              ///< ncnn 0=op_type: 0 product, 1 sum, 2 max
-  std::vector<float> coeffs{};  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.
+  SmallVector<float, 64> coeffs{};  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.
                                 ///< Product and max ignore them, as in ncnn.
 
   using storage = float_storage;
@@ -26,6 +27,7 @@ struct Eltwise {
       return shape_error("op_type must be 0 (prod), 1 (sum) or 2 (max)");
     if (in.size() < 2) return shape_error("takes at least 2 inputs");
     if (out.size() != 1) return shape_error("gives exactly one output blob");
+    if (coeffs.overflowed()) return shape_error("at most 64 coeffs");
     if (op_type == 1 && !coeffs.empty() && coeffs.size() != in.size())
       return shape_error("coeffs must hold one weight per input, or none");
     if (in[0].dims < 1 || in[0].dims > 4) return shape_error("input must have 1 to 4 dims");

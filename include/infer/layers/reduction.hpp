@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <infer/concepts.hpp>
+#include <infer/small_vector.hpp>
 #include <infer/kernels/reduction.hpp>
 #include <infer/shape.hpp>
 #include <vector>
@@ -25,7 +26,7 @@ struct Reduction {
   float coeff = 1.f;   ///< ncnn 2=coeff: multiplies the result (after log/sqrt; MEAN divides too)
   /// ncnn 3=axes: the axes reduced when reduce_all is 0, axis 0 outermost (c of 3-D, h of 2-D),
   /// negative counted from the end. A 1-D input is always reduced whole, as in ncnn.
-  std::vector<int> axes{};
+  SmallVector<int, 4> axes{};
   int keepdims = 0;  ///< ncnn 4=keepdims: reduced axes stay as extent 1 (1-D: always w = 1)
   /// ncnn 5=fixbug0: 1 marks axes written with the numbering above; ncnn rejects files with axes
   /// and fixbug0 = 0 (old converters counted a batch axis), and so does this layer.
@@ -85,6 +86,7 @@ struct Reduction {
       return "operation must be 0 to 10 (SUM, ASUM, SUMSQ, MEAN, MAX, MIN, PROD, L1, L2, LogSum, "
              "LogSumExp)";
     if (s.dims < 1 || s.dims > 4) return "input must have 1 to 4 dims";
+    if (axes.overflowed()) return "at most 4 axes";
     if (!axes.empty() && fixbug0 == 0)
       return "axes with fixbug0 = 0 come from an old converter that counted a batch axis; "
              "regenerate the param file (or set fixbug0 = 1)";

@@ -8,6 +8,7 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
 #include <infer/shape.hpp>
+#include <infer/small_vector.hpp>
 #include <span>
 #include <vector>
 
@@ -16,11 +17,11 @@ namespace infer::layers {
 struct Slice {
   /// ncnn 0=slices: the size of each output along `axis`; -233 takes an even share of what is
   /// left, (extent - used) / (outputs left). One entry per output; they must add up to the extent.
-  std::vector<int> slices{};
+  SmallVector<int, 64> slices{};
   int axis = 0;  ///< ncnn 1=axis
   /// ncnn 2=indices: where outputs 1..N-1 start (negative counts from the end); one fewer than the
   /// outputs. Used instead of `slices` when given.
-  std::vector<int> indices{};
+  SmallVector<int, 64> indices{};
 
   using storage = all_storage;
   using packs = all_packs;
@@ -35,6 +36,8 @@ struct Slice {
     const int a = axis < 0 ? axis + dims : axis;
     const std::array<int, 4> e = in[0].outer_first();
     const std::size_t outputs = out.size();
+    if (slices.overflowed() || indices.overflowed())
+      return shape_error("at most 64 slices or indices");
     if (indices.empty() && slices.empty())
       return shape_error("neither slices nor indices is given");
     if (!indices.empty() && indices.size() + 1 != outputs)
