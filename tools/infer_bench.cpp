@@ -1,0 +1,139 @@
+// infer-bench: whole-model latency, as ncnn's benchncnn measures it (fp32, random weights, warm-up
+// runs, then min / max / average over the loops), printed beside ncnn's own figures.
+//
+//   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [MODEL...]
+//
+// MODEL is a name in the models directory (squeezenet) or a path to a .param file.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <infer/net.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#ifndef INFER_MODELS_DIR
+#define INFER_MODELS_DIR "models"
+#endif
+
+namespace {
+
+/// ncnn's benchncnn on a machine of this kind (2-vCPU x86-64 with AVX-512): min ms over 8 loops,
+/// fp32, default options; the figures the project set as targets.
+struct NcnnFigure {
+  std::string_view model;
+  double one_thread, two_threads;
+};
+constexpr NcnnFigure kNcnn[] = {
+    {"squeezenet", 9.05, 5.60},     {"mobilenet", 14.21, 9.40},   {"mobilenet_v2", 8.93, 7.24},
+    {"mobilenet_v3", 7.99, 5.83},   {"shufflenet_v2", 4.40, 3.52}, {"mnasnet", 8.03, 6.91},
+    {"efficientnet_b0", 13.92, 10.98}, {"resnet18", 26.24, 18.95}, {"resnet50", 74.40, 39.08},
+    {"vgg16", 145.76, 80.39},       {"alexnet", 24.36, 16.90},
+};
+
+const NcnnFigure* ncnn_figure(std::string_view model) {
+  for (const NcnnFigure& f : kNcnn)
+    if (f.model == model) return &f;
+  return nullptr;
+}
+
+template <class T>
+bool parse_number(std::string_view s, T& v) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+struct Timing {
+  double min = 0, max = 0, avg = 0;
+};
+
+infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup,
+                            int loops) {
+  infer::Option opt;
+  opt.num_threads = threads;
+  infer::Net net({}, opt);
+  INFER_TRY(net.load_param(param));
+  INFER_TRY(net.load_random_weights(1));
+  infer::Mat in;
+  INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
+  in.fill(0.01f);
+  for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
+  Timing t{1e300, 0, 0};
+  for (int i = 0; i < loops; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto out = net.run(in);
+    const auto stop = std::chrono::steady_clock::now();
+    INFER_TRY(out);
+    const double ms = std::chrono::duration<double, std::milli>(stop - start).count();
+    t.min = std::min(t.min, ms);
+    t.max = std::max(t.max, ms);
+    t.avg += ms / loops;
+  }
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 1, loops = 8, warmup = 4;
+  std::string dir = INFER_MODELS_DIR;
+  std::vector<std::string> models;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto number = [&](int& v, int lo, int hi) {
+      if (i + 1 >= argc || !parse_number(std::string_view(argv[i + 1]), v) || v < lo || v > hi) {
+        fmt::print(stderr, "infer-bench: {} expects a number in {}..{}\n", arg, lo, hi);
+        std::exit(2);
+      }
+      ++i;
+    };
+    if (arg == "--threads") {
+      number(threads, 1, 1024);
+    } else if (arg == "--loops") {
+      number(loops, 1, 100000);
+    } else if (arg == "--warmup") {
+      number(warmup, 0, 100000);
+    } else if (arg == "--models-dir" && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (arg.starts_with("-")) {
+      fmt::print(stderr,
+                 "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
+                 "[MODEL...]\n");
+      return 2;
+    } else {
+      models.emplace_back(arg);
+    }
+  }
+  if (models.empty())
+    for (const NcnnFigure& f : kNcnn) models.emplace_back(f.model);
+
+  fmt::print("infer-bench: fp32, {} thread(s), {} warm-up run(s), {} loop(s); ms\n", threads,
+             warmup, loops);
+  fmt::print("{:>16}  {:>9} {:>9} {:>9}  {:>10}  {:>8}\n", "model", "min", "max", "avg",
+             "ncnn min", "speedup");
+  int failures = 0;
+  for (const std::string& m : models) {
+    std::filesystem::path path = m;
+    if (path.extension() != ".param") path = std::filesystem::path(dir) / (m + ".param");
+    const std::string name = path.stem().string();
+    auto t = bench(path, threads, warmup, loops);
+    if (!t.ok()) {
+      fmt::print(stderr, "infer-bench: {}: {}\n", name, t.message());
+      ++failures;
+      continue;
+    }
+    const NcnnFigure* f = ncnn_figure(name);
+    const double ncnn = f && threads <= 2 ? (threads == 1 ? f->one_thread : f->two_threads) : 0;
+    if (ncnn > 0) {
+      fmt::print("{:>16}  {:9.2f} {:9.2f} {:9.2f}  {:10.2f}  {:7.2f}x\n", name, t->min, t->max,
+                 t->avg, ncnn, ncnn / t->min);
+    } else {
+      fmt::print("{:>16}  {:9.2f} {:9.2f} {:9.2f}  {:>10}  {:>8}\n", name, t->min, t->max, t->avg,
+                 "-", "-");
+    }
+    std::fflush(stdout);
+  }
+  return failures ? 1 : 0;
+}
