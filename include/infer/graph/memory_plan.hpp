@@ -6,6 +6,7 @@
 #include <infer/allocator.hpp>
 #include <infer/graph/inplace.hpp>
 #include <infer/graph/plan.hpp>
+#include <utility>
 #include <vector>
 
 namespace infer::graph {
@@ -40,20 +41,26 @@ constexpr void plan_memory(Plan& p) {
   // lifetime overlaps its own. Optimal placement is NP-hard; three orders, the best one kept.
   auto place_in = [&](const std::vector<std::size_t>& order, std::vector<std::size_t>& offsets) {
     std::vector<std::size_t> placed;
+    std::vector<std::pair<std::size_t, std::size_t>> busy;  // [offset, end) of overlapping roots
     std::size_t arena = 0;
     for (std::size_t r : order) {
       const std::size_t size = align_up(p.buffers[r].bytes);
+      // The placed roots whose lifetimes overlap r's, by offset (insertion sort: few of them
+      // live at once); then the first gap that fits. O(n * k^2) rather than a rescan per move.
+      busy.clear();
+      for (std::size_t q : placed) {
+        if (!overlaps(r, q)) continue;
+        const std::pair<std::size_t, std::size_t> iv{offsets[q],
+                                                     offsets[q] + align_up(p.buffers[q].bytes)};
+        std::size_t j = busy.size();
+        busy.push_back(iv);
+        for (; j > 0 && busy[j - 1].first > iv.first; --j) busy[j] = busy[j - 1];
+        busy[j] = iv;
+      }
       std::size_t offset = 0;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (std::size_t q : placed) {
-          if (!overlaps(r, q)) continue;
-          const std::size_t qo = offsets[q], qs = align_up(p.buffers[q].bytes);
-          if (offset < qo + qs && qo < offset + size) {
-            offset = qo + qs;
-            moved = true;
-          }
-        }
+      for (const auto& [begin, end] : busy) {
+        if (offset + size <= begin) break;
+        if (end > offset) offset = end;
       }
       offsets[r] = offset;
       placed.push_back(r);

@@ -89,24 +89,23 @@ class StaticGraph {
   static constexpr Plan plan() { return compose(describe(G), Tgt, &infer_node); }
 
  private:
-  static constexpr std::size_t kMaxIo = [] {
-    std::size_t m = 1;
-    const Plan p = plan();
-    for (const StepDesc& s : p.steps) {
-      m = s.in.size() > m ? s.in.size() : m;
-      m = s.out.size() > m ? s.out.size() : m;
-    }
-    return m;
-  }();
-  static_assert(kMaxIo <= kMaxNodeIo, "infer graph: a node has more than 64 inputs or outputs");
+  // The plan is computed twice while compiling (the passes are costly at compile time): once
+  // for its sizes, once to copy it into arrays of those sizes.
   struct Counts {
-    std::size_t steps = 0, buffers = 0;
+    std::size_t steps = 0, buffers = 0, max_io = 1;
     PlanError error;
   };
   static constexpr Counts kCounts = [] {
     const Plan p = plan();
-    return Counts{p.steps.size(), p.buffers.size(), p.error};
+    Counts c{p.steps.size(), p.buffers.size(), 1, p.error};
+    for (const StepDesc& s : p.steps) {
+      c.max_io = s.in.size() > c.max_io ? s.in.size() : c.max_io;
+      c.max_io = s.out.size() > c.max_io ? s.out.size() : c.max_io;
+    }
+    return c;
   }();
+  static constexpr std::size_t kMaxIo = kCounts.max_io;
+  static_assert(kMaxIo <= kMaxNodeIo, "infer graph: a node has more than 64 inputs or outputs");
   static constexpr PlanError::Kind kError = kCounts.error.kind;
   static_assert(kError != PlanError::unknown_blob,
                 "infer graph: a node reads a blob that no node or input produces");
