@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full check: dependencies, release build + tests (benchmarks and examples built too),
-# ASan/UBSan build + tests, then the install/consumer check. Exits non-zero on the first failure.
+# ASan/UBSan build + tests, the fuzzers for a bounded time, then the install/consumer check. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,8 +24,11 @@ cmake --build --preset asan
 section "asan: test"
 ctest --preset asan
 
+section "fuzz: .param and .bin readers (libFuzzer, ASan + UBSan, 60 s each)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-60} bash scripts/fuzz.sh
+
 section "install: consumer of the installed package"
 bash scripts/check-install.sh build/release
 
 section "summary"
-echo "test.sh: ALL PASSED (release tests, asan tests, install check) in $((SECONDS - start)) s"
+echo "test.sh: ALL PASSED (release tests, asan tests, fuzzers, install check) in $((SECONDS - start)) s"

@@ -53,10 +53,8 @@ constexpr infer::graph::Target kReference{infer::ElemType::f32, 1, false, false}
 
 }  // namespace
 
-TEST_CASE("Net: every model in models/ matches the reference plan", "[net][models]") {
-  const std::string name = GENERATE(as<std::string>{}, "squeezenet", "mobilenet", "mobilenet_v2",
-                                    "mobilenet_v3", "shufflenet_v2", "mnasnet", "efficientnet_b0",
-                                    "resnet18", "alexnet", "resnet50", "vgg16");
+namespace {
+void check_model(const std::string& name) {
   CAPTURE(name);
   infer::Option opt;
   opt.num_threads = 2;
@@ -83,6 +81,17 @@ TEST_CASE("Net: every model in models/ matches the reference plan", "[net][model
   REQUIRE(b.ok());
   CHECK(relative_error((*a)[0], (*b)[0]) < 1e-3);
   CHECK(relative_error((*a)[1], (*b)[1]) < 1e-3);
+}
+}  // namespace
+
+TEST_CASE("Net: every small model in models/ matches the reference plan", "[net][models]") {
+  check_model(GENERATE(as<std::string>{}, "squeezenet", "mobilenet", "mobilenet_v2", "mobilenet_v3",
+                       "shufflenet_v2", "mnasnet", "efficientnet_b0", "resnet18"));
+}
+
+// alexnet, resnet50 and vgg16 hold 61M to 138M weights: the sanitizer build leaves them out.
+TEST_CASE("Net: large models in models/ match the reference plan", "[net][models]") {
+  check_model(GENERATE(as<std::string>{}, "alexnet", "resnet50", "vgg16"));
 }
 
 TEST_CASE("Net: any blob can be requested, the plan keeps it", "[net]") {

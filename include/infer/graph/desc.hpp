@@ -276,7 +276,8 @@ struct GraphDesc {
 
   /// The id of blob `name`, added when new.
   constexpr int blob_id(std::string_view name) {
-    for (std::size_t i = 0; i < blobs.size(); ++i)
+    // Newest first: a blob is mostly read soon after it is written.
+    for (std::size_t i = blobs.size(); i-- > 0;)
       if (blobs[i] == name) return int(i);
     blobs.push_back(name);
     return int(blobs.size()) - 1;
@@ -335,6 +336,8 @@ constexpr GraphDesc describe(const Graph<NI, NO, Nodes...>& graph) {
     g.inputs.push_back(g.blob_id(in.blob));
     g.input_shapes.push_back(in.shape);
   }
+  g.nodes.reserve(sizeof...(Nodes));
+  g.blobs.reserve(2 * sizeof...(Nodes) + NI);
   std::apply([&](const auto&... n) { (g.nodes.push_back(describe(n, g)), ...); }, graph.nodes);
   for (const Output& out : graph.outputs) g.outputs.push_back(g.blob_id(out.blob));
   return g;

@@ -11,16 +11,6 @@
 namespace infer::graph {
 
 namespace detail {
-/// The nodes (not merged away) that read blob `b`.
-constexpr std::vector<int> readers(const GraphDesc& g, int b) {
-  std::vector<int> r;
-  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
-    if (g.nodes[n].merged_into >= 0) continue;
-    for (int i : g.nodes[n].in)
-      if (i == b) r.push_back(int(n));
-  }
-  return r;
-}
 constexpr bool is_output(const GraphDesc& g, int b) {
   for (int o : g.outputs)
     if (o == b) return true;
@@ -31,6 +21,10 @@ constexpr bool is_output(const GraphDesc& g, int b) {
 /// Merges fusable pairs in `g` (marking the merged node's merged_into) and drops merged nodes
 /// from `order`.
 constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
+  // Readers of each blob, listed once per sweep (merged nodes left out when used).
+  std::vector<std::vector<int>> readers(g.blobs.size());
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int i : g.nodes[n].in) readers[std::size_t(i)].push_back(int(n));
   for (bool changed = true; changed;) {
     changed = false;
     for (int p : order) {
@@ -39,8 +33,14 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
       if (!prod.fuses_activation && !prod.folds_affine) continue;
       const int blob = prod.out[0];
       if (detail::is_output(g, blob)) continue;
-      const std::vector<int> r = detail::readers(g, blob);
-      if (r.size() != 1) continue;
+      int live = 0, reader = -1;
+      for (int n : readers[std::size_t(blob)])
+        if (g.nodes[std::size_t(n)].merged_into < 0) {
+          ++live;
+          reader = n;
+        }
+      if (live != 1) continue;
+      const std::vector<int> r = {reader};
       NodeDesc& next = g.nodes[std::size_t(r[0])];
       if (next.in.size() != 1 || next.out.size() != 1) continue;
       const bool fold = next.is_affine && prod.folds_affine && prod.fused.type == 0;

@@ -100,12 +100,18 @@ constexpr void plan_memory(Plan& p) {
   for (std::size_t r : roots) p.buffers[r].offset = best[r];
   for (std::size_t b = 0; b < n; ++b)
     p.buffers[b].offset = p.buffers[std::size_t(root_of(p, int(b)))].offset;
-  // The lower bound: at each step, the bytes of the roots live there.
+  // The lower bound: the most bytes of roots live at one step (+bytes where a root's life
+  // starts, -bytes after it ends; one sweep over the steps).
+  const std::size_t steps = p.steps.size() + 3;
+  std::vector<std::size_t> starts(steps, 0), ends(steps, 0);
+  for (std::size_t r : roots) {
+    starts[std::size_t(first[r] + 1)] += align_up(p.buffers[r].bytes);
+    ends[std::size_t(last[r] + 2)] += align_up(p.buffers[r].bytes);
+  }
   p.lower_bound = 0;
-  for (int s = -1; s <= int(p.steps.size()); ++s) {
-    std::size_t live = 0;
-    for (std::size_t r : roots)
-      if (first[r] <= s && s <= last[r]) live += align_up(p.buffers[r].bytes);
+  std::size_t live = 0;
+  for (std::size_t s = 0; s < steps; ++s) {
+    live = live + starts[s] - ends[s];
     if (live > p.lower_bound) p.lower_bound = live;
   }
 }

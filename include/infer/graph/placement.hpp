@@ -101,6 +101,14 @@ constexpr PlanError place(Plan& p) {
     variants[std::size_t(g.inputs[i])].push_back(b);
     p.input_buffers.push_back(b);
   }
+  // The activation node merged into each node (the last one, as written), listed once.
+  std::vector<int> fused_into(g.nodes.size(), -1);
+  for (std::size_t m = 0; m < g.nodes.size(); ++m) {
+    const int into = g.nodes[m].merged_into;
+    if (into >= 0 && g.nodes[m].as_activation.type != 0 &&
+        g.nodes[m].as_activation.type == g.nodes[std::size_t(into)].fused.type)
+      fused_into[std::size_t(into)] = int(m);
+  }
   for (int n : p.order) {
     const NodeDesc& d = g.nodes[std::size_t(n)];
     StepDesc s;
@@ -119,10 +127,7 @@ constexpr PlanError place(Plan& p) {
     }
     s.act = d.fused;
     s.folded = d.folded;
-    for (std::size_t m = 0; m < g.nodes.size(); ++m)
-      if (g.nodes[m].merged_into == n && g.nodes[m].as_activation.type != 0 &&
-          g.nodes[m].as_activation.type == d.fused.type)
-        s.fused_node = int(m);
+    s.fused_node = fused_into[std::size_t(n)];
     p.steps.push_back(s);
   }
   for (int b : g.outputs) {

@@ -32,16 +32,22 @@ constexpr PlanError validate(const GraphDesc& g, std::vector<int>& order) {
   for (int b : g.outputs)
     if (producer[std::size_t(b)] == -2) return {PlanError::unknown_output, -1, b};
 
-  // Kahn's algorithm, always taking the earliest written ready node.
+  // Kahn's algorithm, always taking the earliest written ready node. Readers by blob are listed
+  // once, so the pass stays near linear (it runs inside the compiler for static graphs).
+  std::vector<std::vector<int>> readers(static_cast<std::size_t>(blobs));
   std::vector<int> waiting(g.nodes.size(), 0);
   std::vector<bool> done(g.nodes.size(), false);
   for (std::size_t n = 0; n < g.nodes.size(); ++n)
-    for (int b : g.nodes[n].in)
+    for (int b : g.nodes[n].in) {
+      readers[std::size_t(b)].push_back(int(n));
       if (producer[std::size_t(b)] >= 0) ++waiting[n];
+    }
   order.clear();
+  std::size_t first_open = 0;  // every node before it is done
   while (order.size() < g.nodes.size()) {
+    while (first_open < g.nodes.size() && done[first_open]) ++first_open;
     int next = -1;
-    for (std::size_t n = 0; n < g.nodes.size() && next < 0; ++n)
+    for (std::size_t n = first_open; n < g.nodes.size() && next < 0; ++n)
       if (!done[n] && waiting[n] == 0) next = int(n);
     if (next < 0) {
       for (std::size_t n = 0; n < g.nodes.size(); ++n)
@@ -50,9 +56,7 @@ constexpr PlanError validate(const GraphDesc& g, std::vector<int>& order) {
     done[std::size_t(next)] = true;
     order.push_back(next);
     for (int b : g.nodes[std::size_t(next)].out)
-      for (std::size_t n = 0; n < g.nodes.size(); ++n)
-        for (int i : g.nodes[n].in)
-          if (i == b) --waiting[n];
+      for (int n : readers[std::size_t(b)]) --waiting[std::size_t(n)];
   }
   return {};
 }
