@@ -274,6 +274,12 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
   sweep(with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2},
                      16),
         "16->32 g2", {Shape::of(6, 5, 16), Shape::of(1, 1, 16)});
+  // 32 -> 64 in 2 groups (16 -> 32), 5x5 pad 2 stride 2, as AlexNet's conv2: the per-group GEMM
+  // at every pack above 1.
+  sweep(with_weights({.num_output = 64, .kernel_w = 5, .stride_w = 2, .pad_left = 2, .bias_term = 1,
+                      .group = 2},
+                     32),
+        "32->64 g2 5x5 s2", {Shape::of(9, 7, 32)});
   // 8 -> 12 in 2 groups (4 -> 6): 6 outputs never fill a pack of 4, so pack 1 with a repack.
   sweep(with_weights({.num_output = 12, .kernel_w = 3, .stride_w = 2, .group = 2}, 8),
         "8->12 g2 s2", {Shape::of(7, 6, 8), Shape::of(3, 3, 8)});

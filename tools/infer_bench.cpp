@@ -1,7 +1,9 @@
 // infer-bench: whole-model latency, as ncnn's benchncnn measures it (fp32, random weights, warm-up
 // runs, then min / max / average over the loops), printed beside ncnn's own figures.
 //
-//   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [MODEL...]
+//   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile] [MODEL...]
+//
+// --profile prints each model's slowest steps (one extra run, timed step by step).
 //
 // MODEL is a name in the models directory (squeezenet) or a path to a .param file.
 #include <fmt/core.h>
@@ -50,7 +52,7 @@ struct Timing {
 };
 
 infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup,
-                            int loops) {
+                            int loops, bool profile) {
   infer::Option opt;
   opt.num_threads = threads;
   infer::Net net({}, opt);
@@ -60,6 +62,18 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
   in.fill(0.01f);
   for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
+  if (profile) {
+    // Per-step times of one more run, slowest first.
+    net.set_profiling(true);
+    INFER_TRY(net.run(in));
+    net.set_profiling(false);
+    auto steps = net.step_timings();
+    double total = 0;
+    for (const auto& s : steps) total += s.ms;
+    std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+    for (std::size_t i = 0; i < steps.size() && i < 15; ++i)
+      fmt::print("    {:8.3f} ms {:5.1f}%  {}\n", steps[i].ms, 100 * steps[i].ms / total, steps[i].step);
+  }
   Timing t{1e300, 0, 0};
   for (int i = 0; i < loops; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -78,6 +92,7 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
 
 int main(int argc, char** argv) {
   int threads = 1, loops = 8, warmup = 4;
+  bool profile = false;
   std::string dir = INFER_MODELS_DIR;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
@@ -95,12 +110,14 @@ int main(int argc, char** argv) {
       number(loops, 1, 100000);
     } else if (arg == "--warmup") {
       number(warmup, 0, 100000);
+    } else if (arg == "--profile") {
+      profile = true;
     } else if (arg == "--models-dir" && i + 1 < argc) {
       dir = argv[++i];
     } else if (arg.starts_with("-")) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
-                 "[MODEL...]\n");
+                 "[--profile] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);
@@ -118,7 +135,7 @@ int main(int argc, char** argv) {
     std::filesystem::path path = m;
     if (path.extension() != ".param") path = std::filesystem::path(dir) / (m + ".param");
     const std::string name = path.stem().string();
-    auto t = bench(path, threads, warmup, loops);
+    auto t = bench(path, threads, warmup, loops, profile);
     if (!t.ok()) {
       fmt::print(stderr, "infer-bench: {}: {}\n", name, t.message());
       ++failures;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <infer/convert.hpp>
@@ -168,7 +169,17 @@ class BasicNet {
     INFER_TRY(compiled);
     Compiled& c = **compiled;
     for (std::size_t i = 0; i < inputs.size(); ++i) INFER_TRY(set_input(c, i, inputs[i]));
-    for (std::size_t k = 0; k < c.plan.steps.size(); ++k) INFER_TRY(run_step(c, k));
+    if (!profile_) {
+      for (std::size_t k = 0; k < c.plan.steps.size(); ++k) INFER_TRY(run_step(c, k));
+    } else {
+      timings_.clear();
+      for (std::size_t k = 0; k < c.plan.steps.size(); ++k) {
+        const auto start = std::chrono::steady_clock::now();
+        INFER_TRY(run_step(c, k));
+        const auto stop = std::chrono::steady_clock::now();
+        timings_.push_back({step_text(c, k), std::chrono::duration<double, std::milli>(stop - start).count()});
+      }
+    }
     std::vector<Mat> out;
     for (int b : c.plan.output_buffers) {
       auto copy = c.bufs[std::size_t(b)].clone();
@@ -187,6 +198,15 @@ class BasicNet {
     INFER_TRY(r);
     return std::move((*r)[0]);
   }
+
+  /// Times each step of the following runs (ncnn's per-layer benchmark); see step_timings().
+  void set_profiling(bool on) { profile_ = on; }
+  /// One step of the last profiled run: what it ran and how long it took.
+  struct StepTiming {
+    std::string step;
+    double ms = 0;
+  };
+  const std::vector<StepTiming>& step_timings() const { return timings_; }
 
   /// The plan the network runs for these input shapes and outputs (for printing).
   Result<const graph::Plan*> plan(std::span<const NamedMat> inputs,
@@ -385,9 +405,22 @@ class BasicNet {
     return {};
   }
 
+  std::string step_text(const Compiled& c, std::size_t k) const {
+    const graph::StepDesc& s = c.plan.steps[k];
+    const graph::BufferDesc& out = c.plan.buffers[std::size_t(s.out[0])];
+    const std::string what = s.kind == graph::StepDesc::cast     ? std::string("cast")
+                             : s.kind == graph::StepDesc::repack ? std::string("repack")
+                                                                 : fmt::format("{} '{}'", spec_of(s.node).type,
+                                                                               spec_of(s.node).name);
+    return fmt::format("{} p{} -> {}x{}x{} p{}", what, s.pack, out.shape.w, out.shape.h,
+                       out.shape.c, out.pack);
+  }
+
   graph::Target target_;
   Option opt_;
   std::unique_ptr<State> state_;
+  bool profile_ = false;
+  std::vector<StepTiming> timings_;
 };
 
 /// The network at f32 storage.

@@ -16,6 +16,7 @@
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/convolution.hpp>
 #include <infer/kernels/convolution_depthwise.hpp>
+#include <infer/layers/convolution.hpp>
 #include <infer/layers/detail/activation_param.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
@@ -55,6 +56,9 @@ struct ConvolutionDepthWise {
   std::vector<float> bias_packed{};
   int prepared_pack = 0;  ///< the input pack weight_packed is laid out for; 0: not prepared
   int compute_pack = 0;   ///< the input pack the grouped kernel runs at (prepared_pack or 1)
+  /// Grouped (not depthwise) convolutions whose groups fill whole packs: one Convolution per
+  /// group, each running the packed GEMM on its channel range (prepare()); empty otherwise.
+  std::vector<Convolution> group_convs{};
 
   using storage = float_storage;
   using packs = all_packs;
@@ -123,7 +127,7 @@ struct ConvolutionDepthWise {
 
   /// Lays the weights out for input pack `pack` (output pack pack_for(num_output, pack)), and
   /// chooses the pack a grouped layer computes at. Weights stay f32 for every storage type.
-  Status prepare(ElemType /*type*/, int pack, const Option& /*opt*/) {
+  Status prepare(ElemType type, int pack, const Option& opt) {
     INFER_TRY(check_weights());
     if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
       return make_error("ConvolutionDepthWise: pack must be 1, 4, 8 or 16, got {}", pack);
@@ -143,6 +147,7 @@ struct ConvolutionDepthWise {
       compute_pack = pack;
     } else {
       const int cin_g = cin / group, cout_g = num_output / group;
+      INFER_TRY(prepare_group_convs(type, pack, opt));
       const int out_pack = pack_for(num_output, pack);
       const bool packed = cin_g % pack == 0 && cout_g % out_pack == 0;
       compute_pack = packed ? pack : 1;
@@ -159,6 +164,42 @@ struct ConvolutionDepthWise {
     }
     bias_packed = bias_term ? bias_data : std::vector<float>(std::size_t(num_output), 0.f);
     prepared_pack = pack;
+    return {};
+  }
+
+  /// Builds group_convs when every group's input and output channels fill whole packs and the
+  /// GEMM takes the group's window (then the grouped direct kernel is not used).
+  Status prepare_group_convs(ElemType type, int pack, const Option& opt) {
+    group_convs.clear();
+    const int cin_g = num_input() / group, cout_g = num_output / group;
+    if (pack == 1 || cin_g % pack != 0 || cout_g % pack != 0) return {};
+    const std::size_t per_group = std::size_t(cin_g) * cout_g * detail::conv_window(*this).maxk();
+    std::vector<Convolution> convs;
+    for (int g = 0; g < group; ++g) {
+      Convolution c{.num_output = cout_g,
+                    .kernel_w = kernel_w,
+                    .dilation_w = dilation_w,
+                    .stride_w = stride_w,
+                    .pad_left = pad_left,
+                    .bias_term = 1,
+                    .weight_data_size = int(per_group),
+                    .kernel_h = kernel_h,
+                    .dilation_h = dilation_h,
+                    .stride_h = stride_h,
+                    .pad_top = pad_top,
+                    .pad_right = pad_right,
+                    .pad_bottom = pad_bottom,
+                    .pad_value = pad_value};
+      if (!c.uses_gemm()) return {};
+      c.weight_data.assign(weight_data.begin() + std::ptrdiff_t(g * per_group),
+                           weight_data.begin() + std::ptrdiff_t((g + 1) * per_group));
+      c.bias_data = bias_term ? std::vector<float>(bias_data.begin() + g * cout_g,
+                                                   bias_data.begin() + (g + 1) * cout_g)
+                              : std::vector<float>(std::size_t(cout_g), 0.f);
+      INFER_TRY(c.prepare(type, pack, opt));
+      convs.push_back(std::move(c));
+    }
+    group_convs = std::move(convs);
     return {};
   }
 
@@ -217,6 +258,20 @@ struct ConvolutionDepthWise {
       kernels::convolution_depthwise_fast<T, Pack>(
           bottom.view<T, Pack>(), top.view<T, Pack>(), weight_packed.data(), bias_packed.data(), g,
           {plan.pads.left, plan.pads.top, pad_value}, act, opt.num_threads);
+      return {};
+    }
+    if (!group_convs.empty()) {
+      // Each group's GEMM writes its channel range of the output in place.
+      INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
+      const int in_packs = num_input() / group / Pack, out_packs = num_output / group / out_pack;
+      for (int gi = 0; gi < group; ++gi) {
+        const Mat in = bottom.channel_range(gi * in_packs, in_packs);
+        Mat out = top.channel_range(gi * out_packs, out_packs);
+        const void* where = out.data();
+        INFER_TRY(group_convs[std::size_t(gi)].template forward_fused<T, Pack>(in, out, opt, act));
+        if (out.data() != where)
+          return make_error("ConvolutionDepthWise: group {} did not write its output range", gi);
+      }
       return {};
     }
     auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
