@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Main demo: builds the examples and the conversion-kernel benchmarks in the release preset, runs
-# the static-graph examples (each prints its composed graph and checks its result), then prints the
-# benchmark table. Extra arguments go to the benchmark, e.g. --benchmark_filter=f16.
+# Main demo: builds the examples and tools in the release preset, runs the static-graph examples
+# (each prints its composed graph and checks its result), runs an ncnn model both ways (infer::Net
+# and its generated static graph), runs one through infer-run, then times the benchmark networks
+# with infer-bench beside ncnn's figures. Extra arguments go to infer-bench (e.g. --threads 2).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,13 +13,19 @@ bash scripts/install-deps.sh
 
 section "release: configure"
 cmake --preset release
-section "release: build the examples and bench_convert (-j2)"
-cmake --build --preset release --target example_static_graph example_custom_layer bench_convert
+section "release: build the examples and tools (-j2)"
+cmake --build --preset release --target example_static_graph example_custom_layer \
+  example_ncnn_model infer_run infer_bench
 
 section "examples/static_graph"
 build/release/examples/static_graph build/release/static_graph.dot
 section "examples/custom_layer"
 build/release/examples/custom_layer
+section "examples/ncnn_model: squeezenet through infer::Net and as a generated static graph"
+build/release/examples/ncnn_model
 
-section "bench_convert"
-build/release/benchmarks/bench_convert --benchmark_format=console "$@"
+section "infer-run: mobilenet_v2, random weights, the plan and the output's shape"
+build/release/tools/infer-run models/mobilenet_v2.param --random-weights 1 --print-plan | tail -n 8
+
+section "infer-bench: every model in models/, beside ncnn's figures"
+build/release/tools/infer-bench "$@"
