@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The full check: dependencies, release build + tests (benchmarks and examples built too),
-# ASan/UBSan build + tests, the fuzzers for a bounded time, then the install/consumer check. Exits non-zero on the first failure.
+# The full check: dependencies, release build + tests (benchmarks, examples and tools built too),
+# ASan/UBSan build + tests, the fuzzers for a bounded time, then the install/consumer check.
+# Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
