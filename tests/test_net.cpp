@@ -183,9 +183,12 @@ TEST_CASE("Net: errors name what was wrong", "[net]") {
   }
   SECTION("an unknown layer type") {
     const infer::Status st = net.load_param_text(
-        "7767517\n2 2\nInput data 0 1 data 0=4 1=4 2=3\nFancyOp f 1 1 data out\n", "fancy.param");
+        "7767517\n4 4\nInput data 0 1 data 0=4 1=4 2=3\nFancyOp f 1 1 data a\n"
+        "ReLU r 1 1 a b\nOtherOp o 1 1 b out\n",
+        "fancy.param");
     REQUIRE_FALSE(st.ok());
-    CHECK_THAT(st.message(), Catch::Contains("fancy.param") && Catch::Contains("FancyOp"));
+    CHECK_THAT(st.message(), Catch::Contains("fancy.param") &&
+                                 Catch::Contains("FancyOp (first at line 4), OtherOp (first at line 6)"));
   }
 }
 

@@ -1,5 +1,6 @@
 // infer-bench: whole-model latency, as ncnn's benchncnn measures it (fp32, random weights, warm-up
-// runs, then min / max / average over the loops), printed beside ncnn's own figures.
+// runs, then min / max / average over the loops), through infer::Net and through the model's
+// generated static graph, printed beside ncnn's own figures.
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile] [MODEL...]
 //
@@ -18,6 +19,21 @@
 
 #ifndef INFER_MODELS_DIR
 #define INFER_MODELS_DIR "models"
+#endif
+
+// The generated static graphs of the benchmark networks (infer_add_model in tools/CMakeLists.txt).
+#ifdef INFER_BENCH_STATIC_GRAPHS
+#include "alexnet.hpp"
+#include "efficientnet_b0.hpp"
+#include "mnasnet.hpp"
+#include "mobilenet.hpp"
+#include "mobilenet_v2.hpp"
+#include "mobilenet_v3.hpp"
+#include "resnet18.hpp"
+#include "resnet50.hpp"
+#include "shufflenet_v2.hpp"
+#include "squeezenet.hpp"
+#include "vgg16.hpp"
 #endif
 
 namespace {
@@ -88,6 +104,62 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   return t;
 }
 
+/// The same network as a static graph G, on the weights `bin` (the Net's random weights).
+template <class G>
+infer::Result<Timing> bench_static(const std::vector<std::byte>& bin, infer::Shape shape,
+                                   int threads, int warmup, int loops) {
+  infer::Option opt;
+  opt.num_threads = threads;
+  auto graph = std::make_unique<G>(opt);
+  infer::io::ModelBinFromMemory mb(bin);
+  INFER_TRY(graph->load(mb));
+  infer::Mat in;
+  INFER_TRY(in.create(shape, infer::ElemType::f32, 1));
+  in.fill(0.01f);
+  for (int i = 0; i < warmup; ++i) INFER_TRY(graph->forward(in));
+  Timing t{1e300, 0, 0};
+  for (int i = 0; i < loops; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    INFER_TRY(graph->forward(in));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    t.min = std::min(t.min, ms);
+    t.max = std::max(t.max, ms);
+    t.avg += ms / loops;
+  }
+  return t;
+}
+
+/// The static-graph timing of model `name`, if it was generated into this program.
+infer::Result<Timing> bench_static_named(const std::string& name, const std::filesystem::path& param,
+                                         int threads, int warmup, int loops) {
+#ifdef INFER_BENCH_STATIC_GRAPHS
+  infer::Net net;
+  INFER_TRY(net.load_param(param));
+  std::vector<std::byte> bin;
+  INFER_TRY(net.load_random_weights(1, &bin));
+  const infer::Shape shape = net.input_shape();
+#define INFER_BENCH_MODEL(m)                                                              \
+  if (name == #m)                                                                         \
+    return bench_static<infer_models::m::Network<>>(bin, shape, threads, warmup, loops);
+  INFER_BENCH_MODEL(squeezenet)
+  INFER_BENCH_MODEL(mobilenet)
+  INFER_BENCH_MODEL(mobilenet_v2)
+  INFER_BENCH_MODEL(mobilenet_v3)
+  INFER_BENCH_MODEL(shufflenet_v2)
+  INFER_BENCH_MODEL(mnasnet)
+  INFER_BENCH_MODEL(efficientnet_b0)
+  INFER_BENCH_MODEL(resnet18)
+  INFER_BENCH_MODEL(resnet50)
+  INFER_BENCH_MODEL(vgg16)
+  INFER_BENCH_MODEL(alexnet)
+#undef INFER_BENCH_MODEL
+#else
+  (void)param, (void)threads, (void)warmup, (void)loops;
+#endif
+  return infer::make_error("{}: no generated static graph in this build", name);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,8 +200,10 @@ int main(int argc, char** argv) {
 
   fmt::print("infer-bench: fp32, {} thread(s), {} warm-up run(s), {} loop(s); ms\n", threads,
              warmup, loops);
-  fmt::print("{:>16}  {:>9} {:>9} {:>9}  {:>10}  {:>8}\n", "model", "min", "max", "avg",
-             "ncnn min", "speedup");
+  fmt::print("{:>16}  {:>26}  {:>26}  {:>8}  {:>8}\n", "", "infer::Net", "static graph", "ncnn",
+             "speedup");
+  fmt::print("{:>16}  {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8}  {:>8}  {:>8}\n", "model", "min", "max",
+             "avg", "min", "max", "avg", "min", "(best)");
   int failures = 0;
   for (const std::string& m : models) {
     std::filesystem::path path = m;
@@ -141,14 +215,20 @@ int main(int argc, char** argv) {
       ++failures;
       continue;
     }
+    auto g = bench_static_named(name, path, threads, warmup, loops);
     const NcnnFigure* f = ncnn_figure(name);
     const double ncnn = f && threads <= 2 ? (threads == 1 ? f->one_thread : f->two_threads) : 0;
-    if (ncnn > 0) {
-      fmt::print("{:>16}  {:9.2f} {:9.2f} {:9.2f}  {:10.2f}  {:7.2f}x\n", name, t->min, t->max,
-                 t->avg, ncnn, ncnn / t->min);
+    const double best = g.ok() ? std::min(t->min, g->min) : t->min;
+    fmt::print("{:>16}  {:8.2f} {:8.2f} {:8.2f}  ", name, t->min, t->max, t->avg);
+    if (g.ok()) {
+      fmt::print("{:8.2f} {:8.2f} {:8.2f}  ", g->min, g->max, g->avg);
     } else {
-      fmt::print("{:>16}  {:9.2f} {:9.2f} {:9.2f}  {:>10}  {:>8}\n", name, t->min, t->max, t->avg,
-                 "-", "-");
+      fmt::print("{:>8} {:>8} {:>8}  ", "-", "-", "-");
+    }
+    if (ncnn > 0) {
+      fmt::print("{:8.2f}  {:7.2f}x\n", ncnn, ncnn / best);
+    } else {
+      fmt::print("{:>8}  {:>8}\n", "-", "-");
     }
     std::fflush(stdout);
   }

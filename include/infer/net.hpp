@@ -63,6 +63,18 @@ class BasicNet {
     auto st = std::make_unique<State>();
     st->file = std::move(file);
     const io::ParamFile& f = st->file;
+    // Every unsupported type at once, so one attempt shows all that a model needs.
+    std::vector<std::string_view> seen;
+    std::string unsupported;
+    for (const io::LayerSpec& spec : f.layers) {
+      if (spec.type == "Input" || io::is_supported_ncnn_type(spec.type)) continue;
+      if (std::find(seen.begin(), seen.end(), spec.type) != seen.end()) continue;
+      seen.push_back(spec.type);
+      unsupported += fmt::format("{}{} (first at line {})", seen.size() > 1 ? ", " : "", spec.type,
+                                 spec.line);
+    }
+    if (!unsupported.empty())
+      return make_error("{}: unsupported layer types: {}", f.source, unsupported);
     for (std::size_t i = 0; i < f.layers.size(); ++i) {
       const io::LayerSpec& spec = f.layers[i];
       if (spec.type == "Input") {
