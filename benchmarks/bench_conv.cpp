@@ -1,14 +1,20 @@
 // Convolution on the layer shapes of ResNet-50 and VGG-16 (224x224 input), f32 pack 16, 1 and 2
 // threads: GFLOP/s in direct-convolution flops (2 x cout x cin x k x k x outh x outw) and the
-// fraction of this machine's measured AVX-512 FMA peak on as many threads. Also Convolution with a
-// fused ReLU against Convolution followed by a separate ReLU pass over the same blob.
+// fraction of this machine's measured AVX-512 FMA peak on as many threads (Winograd does fewer
+// multiplications than it is credited with, so it may pass 1). The layer runs the algorithm it
+// chooses (Convolution::algorithm()); the 3x3 stride-1 shapes also run each algorithm explicitly
+// (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4, 3x3)) through the kernels.
+// Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <infer/kernels/gemm.hpp>
+#include <infer/kernels/winograd.hpp>
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/relu.hpp>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/peak.hpp"
@@ -105,6 +111,65 @@ void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool
   set_counters(state, s, threads);
 }
 
+enum class Algo { gemm, winograd_f6, winograd_f4 };
+
+/// One 3x3 stride-1 pad-1 shape on one kernel, called directly (bias, no activation).
+void run_kernel(benchmark::State& state, const ConvShape& s, Algo algo) {
+  namespace k = infer::kernels;
+  const int threads = int(state.range(0));
+  Option opt;
+  opt.num_threads = threads;
+  const Convolution conv = make_conv(s, 0);
+  std::vector<float> weights, bias(k::gemm::bias_size(s.cout));
+  k::gemm::pack_bias(conv.bias_data.data(), bias.data(), s.cout);
+  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::f32, kPack);
+  in.fill(0.5f);
+  Mat out(Shape::of(s.size, s.size, s.cout), ElemType::f32, kPack);
+  std::vector<float> workspace;
+  Mat padded;
+  if (algo == Algo::gemm) {
+    weights.resize(k::gemm::weights_size(s.cout, s.cin * 9));
+    k::gemm::pack_weights<kPack>(conv.weight_data.data(), weights.data(), s.cin, s.cout, 9);
+    workspace.resize(k::gemm::workspace_per_thread(s.cin * 9) * std::size_t(threads));
+  } else if (algo == Algo::winograd_f6) {
+    weights.resize(k::winograd::weights_size<6>(s.cout, s.cin));
+    k::winograd::transform_weights<6>(conv.weight_data.data(), weights.data(), s.cin, s.cout);
+    workspace.resize(k::winograd::plan<6>(s.size, s.size, s.cin, s.cout, threads).workspace() *
+                     std::size_t(threads));
+  } else {
+    weights.resize(k::winograd::weights_size<4>(s.cout, s.cin));
+    k::winograd::transform_weights<4>(conv.weight_data.data(), weights.data(), s.cin, s.cout);
+    workspace.resize(k::winograd::plan<4>(s.size, s.size, s.cin, s.cout, threads).workspace() *
+                     std::size_t(threads));
+  }
+  const k::ConvGeometry g{3, 3, 1, 1, 1, 1};
+  for (auto _ : state) {
+    if (algo == Algo::gemm) {
+      // The layer pads into a new blob on every call; so does this.
+      auto p = infer::layers::detail::pad_input<float, kPack>(in, {1, 1, 1, 1}, 0.f, opt);
+      if (!p.ok()) {
+        state.SkipWithError("pad failed");
+        return;
+      }
+      padded = std::move(p).value();
+      k::gemm::convolution_gemm<float, kPack, kPack>(
+          padded.view<float, kPack>(), out.view<float, kPack>(), weights.data(), bias.data(), g,
+          infer::act::Identity{}, workspace.data(), threads);
+    } else if (algo == Algo::winograd_f6) {
+      k::winograd::convolution_winograd<float, kPack, kPack, 6>(
+          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), weights.data(), bias.data(),
+          infer::act::Identity{}, workspace.data(), threads);
+    } else {
+      k::winograd::convolution_winograd<float, kPack, kPack, 4>(
+          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), weights.data(), bias.data(),
+          infer::act::Identity{}, workspace.data(), threads);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, s, threads);
+}
+
 /// Registers `f` on 1 and 2 threads (or 1 only). One thread is timed by CPU time, so time spent
 /// descheduled on a shared machine does not count; two by wall time, as their CPU time adds up.
 template <class F>
@@ -125,6 +190,15 @@ const bool kRegistered = [] {
   for (const ConvShape& s : kShapes)
     register_threads(
         s.name, [s](benchmark::State& st) { run_conv(st, s, false, false); }, true);
+  for (const ConvShape& s : kShapes) {
+    if (s.k != 3 || s.stride != 1) continue;
+    const std::string base = s.name;
+    for (auto [algo, name] : {std::pair{Algo::gemm, "/gemm"},
+                              {Algo::winograd_f6, "/winograd_f6"},
+                              {Algo::winograd_f4, "/winograd_f4"}})
+      register_threads(
+          base + name, [s, algo](benchmark::State& st) { run_kernel(st, s, algo); }, false);
+  }
   for (const ConvShape& s : {kShapes[0], kShapes[2], kShapes[7]}) {
     const std::string base = s.name;
     register_threads(

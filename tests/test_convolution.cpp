@@ -3,10 +3,14 @@
 // counts and 1-wide/1-high inputs; forward_fused with a functor; fold_affine; load() from arrays
 // and from .bin bytes (f32 and f16 tags, truncated); shape inference at compile time; error paths.
 // The GEMM paths (1x1 in place, 1x1 stride 2, im2col) get awkward channel and pixel counts, and the
-// direct fallback one case of its own.
+// direct fallback one case of its own. Winograd (3x3 stride 1, >= 16 channels, packed inputs) gets
+// maps smaller than a tile, edge tiles, asymmetric pads with a pad value, several chunks, output
+// channels that leave a partial block and an unpacked output, every activation, and the F(6x6)
+// variant through the kernel directly.
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <infer/kernels/winograd.hpp>
 #include <infer/layers/convolution.hpp>
 #include <random>
 
@@ -120,6 +124,25 @@ void sweep(const Convolution& c, const std::string& what, const std::vector<Shap
       .run();
 }
 
+/// f32 tolerance of Winograd F(4x4, 3x3). The transforms add and subtract inputs with
+/// coefficients up to 5 (B^T) and 8 (A^T) on each axis, so the rounding errors of f32 grow with
+/// those intermediates rather than with the output: on these random values (inputs in [-3, 3],
+/// weights in [-0.5, 0.5]) the error measured against the f64 reference is up to 1.5e-4 x
+/// (|want| + 1) at 64 channels (3e-4 at |want| ~ 50), 2x that for F(6x6); 5e-4 + 5e-4 |want|
+/// leaves 3x margin. f16/bf16 keep their defaults: their output rounding dominates.
+constexpr float kWinogradAbs = 5e-4f, kWinogradRel = 5e-4f;
+
+void sweep_winograd(const Convolution& c, const std::string& what,
+                    const std::vector<Shape>& shapes) {
+  LayerTester(c, what)
+      .reference([c](const std::vector<RefTensor>& in) {
+        return std::vector<RefTensor>{conv_ref(in[0], c)};
+      })
+      .shapes(shapes)
+      .tolerance(ElemType::f32, kWinogradAbs, kWinogradRel)
+      .run();
+}
+
 /// Output shape from infer_shapes, or dims 0 on failure (usable in static_assert).
 constexpr Shape inferred(const Convolution& c, Shape in) {
   Shape out[1];
@@ -151,6 +174,16 @@ static_assert(inferred(Convolution{.num_output = 8, .kernel_w = 3, .weight_data_
 static_assert(inferred(Convolution{.num_output = 8, .kernel_w = 3, .weight_data_size = 8 * 3 * 9},
                        Shape::of(2, 6, 3))
                   .dims == 0);
+
+// The algorithm is known at compile time from the parameters and the pack.
+static_assert(!infer::kernels::gemm::kAvailable ||
+              Convolution{
+                  .num_output = 64, .kernel_w = 3, .pad_left = 1, .weight_data_size = 64 * 64 * 9}
+                      .algorithm(4) == Convolution::Algorithm::winograd);
+static_assert(!infer::kernels::gemm::kAvailable ||
+              Convolution{
+                  .num_output = 64, .kernel_w = 3, .stride_w = 2, .weight_data_size = 64 * 64 * 9}
+                      .algorithm(4) == Convolution::Algorithm::gemm);
 
 static_assert(infer::check_layer<Convolution>());
 static_assert(infer::PreparedLayer<Convolution>);
@@ -217,7 +250,8 @@ TEST_CASE("Convolution GEMM paths on awkward sizes", "[layer][convolution][gemm]
         {Shape::of(9, 9, 24), Shape::of(1, 1, 24), Shape::of(2, 7, 24), Shape::of(14, 1, 24)});
   sweep(with_weights({.num_output = 40, .kernel_w = 1, .stride_w = 2}, 3), "1x1 s2 3->40",
         {Shape::of(10, 8, 3), Shape::of(1, 3, 3)});
-  // im2col: 3x3 stride 1 and 2, dilation.
+  // im2col: 3x3 stride 1 (packed inputs of 24 -> 40 channels take Winograd, pack 1 the GEMM) and
+  // 2, dilation.
   sweep(with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 24),
         "3x3 s1 pad1 24->40",
         {Shape::of(13, 7, 24), Shape::of(1, 1, 24), Shape::of(14, 1, 24), Shape::of(1, 5, 24)});
@@ -246,6 +280,111 @@ TEST_CASE("Convolution GEMM epilogue applies every activation", "[layer][convolu
         unsigned(a.type) + 10);
     c3.activation = a;
     sweep(c3, fmt::format("3x3 s2 24->40 activation {}", a.type), {Shape::of(9, 7, 24)});
+  }
+}
+
+TEST_CASE("Convolution chooses Winograd for 3x3 stride 1 with enough channels",
+          "[layer][convolution][winograd]") {
+  using Algorithm = Convolution::Algorithm;
+  const Convolution c = with_weights({.num_output = 16, .kernel_w = 3, .pad_left = 1}, 16);
+  if constexpr (infer::kernels::gemm::kAvailable) {
+    REQUIRE(c.algorithm(4) == Algorithm::winograd);
+    REQUIRE(c.algorithm(1) == Algorithm::gemm);  // pack 1 stays on the GEMM
+    REQUIRE(with_weights({.num_output = 15, .kernel_w = 3}, 16).algorithm(4) == Algorithm::gemm);
+    REQUIRE(with_weights({.num_output = 16, .kernel_w = 3}, 12).algorithm(4) == Algorithm::gemm);
+    REQUIRE(with_weights({.num_output = 16, .kernel_w = 3, .stride_w = 2}, 16).algorithm(4) ==
+            Algorithm::gemm);
+    REQUIRE(with_weights({.num_output = 16, .kernel_w = 3, .dilation_w = 2}, 16).algorithm(4) ==
+            Algorithm::gemm);
+    REQUIRE(with_weights({.num_output = 16, .kernel_w = 3, .kernel_h = 1}, 16).algorithm(4) ==
+            Algorithm::gemm);
+  } else {
+    REQUIRE(c.algorithm(4) == Algorithm::direct);
+  }
+}
+
+TEST_CASE("Convolution Winograd path on awkward sizes", "[layer][convolution][winograd]") {
+  // 24 inputs (packs 1, 4, 8), 40 outputs (a partial block of output channels): maps smaller
+  // than one 4x4 tile, edge tiles on both axes, 1-wide and 1-high maps with pad 1.
+  sweep_winograd(with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 24),
+                 "winograd 3x3 pad1 24->40 bias",
+                 {Shape::of(7, 7, 24), Shape::of(13, 11, 24), Shape::of(1, 1, 24),
+                  Shape::of(1, 6, 24), Shape::of(9, 1, 24), Shape::of(4, 4, 24)});
+  // Pad 0, 17 outputs: the output is unpacked (pack 1) whatever the input pack.
+  sweep_winograd(with_weights({.num_output = 17, .kernel_w = 3}, 16), "winograd 3x3 pad0 16->17",
+                 {Shape::of(13, 11, 16), Shape::of(3, 3, 16), Shape::of(3, 8, 16)});
+  // Asymmetric pads with a pad value, read bounds-checked by the input transform.
+  sweep_winograd(with_weights({.num_output = 32,
+                               .kernel_w = 3,
+                               .pad_left = 2,
+                               .bias_term = 1,
+                               .pad_top = 0,
+                               .pad_right = 1,
+                               .pad_bottom = 3,
+                               .pad_value = -0.5f},
+                              32),
+                 "winograd 3x3 pads l2 r1 t0 b3 value -0.5 32->32", {Shape::of(10, 6, 32)});
+  // 64 -> 64 on 40x38: 100 tiles in several chunks, split over the threads.
+  sweep_winograd(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 64),
+                 "winograd 3x3 pad1 64->64 (several chunks)", {Shape::of(40, 38, 64)});
+  // SAME padding resolves to pad 1.
+  sweep_winograd(with_weights({.num_output = 16, .kernel_w = 3, .pad_left = kPadSameUpper}, 16),
+                 "winograd 3x3 SAME 16->16", {Shape::of(5, 9, 16)});
+}
+
+TEST_CASE("Convolution Winograd epilogue applies every activation",
+          "[layer][convolution][winograd]") {
+  const ActivationParam acts[] = {{0, {}}, {1, {}}, {2, {0.1f, 0.f}}, {3, {-1.f, 1.5f}},
+                                  {4, {}}, {5, {}}, {6, {0.2f, 0.5f}}};
+  for (const ActivationParam& a : acts) {
+    Convolution c = with_weights({.num_output = 24, .kernel_w = 3, .pad_left = 1, .bias_term = 1},
+                                 16, unsigned(a.type) + 20);
+    c.activation = a;
+    sweep_winograd(c, fmt::format("winograd 3x3 16->24 activation {}", a.type),
+                   {Shape::of(9, 6, 16)});
+  }
+}
+
+TEST_CASE("Winograd F(6x6, 3x3) kernel against the reference", "[convolution][winograd]") {
+  // The layer runs F(4x4); the kernel's F(6x6) variant is checked here, f32 pack 16 (pack 4 where
+  // the target has no 16-lane batch). F(6x6)'s transforms have larger coefficients (A^T up to 32,
+  // B^T 5.25, G 1/180): measured max |error| 2.6e-4 here (outputs up to ~35), 1e-3 allowed.
+  namespace wk = infer::kernels::winograd;
+  if constexpr (infer::kernels::gemm::kAvailable) {
+    constexpr int kP = infer::simd::has_width<16> ? 16 : 4;
+    const int cin = 32, cout = 48;
+    const Convolution c =
+        with_weights({.num_output = cout, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, cin);
+    for (const Shape& s : {Shape::of(13, 11, cin), Shape::of(2, 7, cin), Shape::of(40, 31, cin)}) {
+      RefTensor in(s);
+      std::mt19937 rng(5);
+      std::uniform_real_distribution<float> dist(-3.f, 3.f);
+      for (float& v : in.v) v = dist(rng);
+      const RefTensor want = conv_ref(in, c);
+      std::vector<float> weights(wk::weights_size<6>(cout, cin));
+      wk::transform_weights<6>(c.weight_data.data(), weights.data(), cin, cout);
+      std::vector<float> bias(infer::kernels::gemm::bias_size(cout));
+      infer::kernels::gemm::pack_bias(c.bias_data.data(), bias.data(), cout);
+      Option opt;
+      Mat packed;
+      REQUIRE(infer::convert(infer::test::to_mat(in), packed, ElemType::f32, kP, opt).ok());
+      Mat out(Shape::of(s.w, s.h, cout), ElemType::f32, kP);
+      out.fill(std::nanf(""));
+      for (int threads : {1, 2}) {
+        std::vector<float> workspace(std::size_t(threads) *
+                                     wk::plan<6>(s.w, s.h, cin, cout, threads).workspace());
+        wk::convolution_winograd<float, kP, kP, 6>(
+            packed.view<float, kP>(), 1, 1, 0.f, out.view<float, kP>(), weights.data(), bias.data(),
+            infer::act::Identity{}, workspace.data(), threads);
+        const RefTensor got = infer::test::from_mat(out);
+        float worst = 0.f;
+        for (std::size_t i = 0; i < want.v.size(); ++i)
+          worst =
+              std::max(worst, std::isnan(got.v[i]) ? INFINITY : std::fabs(got.v[i] - want.v[i]));
+        INFO("F(6x6) " << s.w << "x" << s.h << " threads " << threads << " max |error| " << worst);
+        CHECK(worst <= 1e-3f);
+      }
+    }
   }
 }
 

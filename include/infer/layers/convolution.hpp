@@ -3,10 +3,11 @@
 // 3x3 stride-1 convolutions with enough channels (algorithm()); a packed GEMM (kernels/gemm.hpp)
 // reading a 1x1 stride-1 input in place and gathering every other window (1x1 stride 2, 3x3,
 // dilation) chunk by chunk (im2col); the direct kernel where the GEMM's per-thread panel would be
-// too large (huge num_input x kernel size) or the target has no float batch. f32/f16/bf16 storage with f32
-// arithmetic, every input pack; the output pack is pack_for(num_output, pack). Not supported, each
-// an Error: int8 (8=int8_scale_term), 1-D/2-D inputs (ncnn runs those as InnerProduct /
-// Convolution1D-like cases). ncnn's 19=dynamic_weight (weights from a second blob) is not a member.
+// too large (huge num_input x kernel size) or the target has no float batch. f32/f16/bf16 storage
+// with f32 arithmetic, every input pack; the output pack is pack_for(num_output, pack). Not
+// supported, each an Error: int8 (8=int8_scale_term), 1-D/2-D inputs (ncnn runs those as
+// InnerProduct / Convolution1D-like cases). ncnn's 19=dynamic_weight (weights from a second blob)
+// is not a member.
 #pragma once
 
 #include <cstddef>
@@ -48,10 +49,11 @@ struct Convolution {
   std::vector<float> weight_data{};
   /// [num_output] when bias_term (load() or the caller).
   std::vector<float> bias_data{};
-  /// weight_data in the layout of the kernel uses_gemm() picks, for input pack prepared_pack
-  /// (prepare()).
+  /// weight_data in the layout of the kernel algorithm(prepared_pack) picks, for input pack
+  /// prepared_pack (prepare()); Winograd's transformed weights take 4x the floats.
   std::vector<float> weight_packed{};
-  /// bias_data, or zeros without bias_term; padded to whole GEMM blocks for the GEMM (prepare()).
+  /// bias_data, or zeros without bias_term; padded to whole GEMM blocks for the GEMM and Winograd
+  /// (prepare()).
   std::vector<float> bias_packed{};
   int prepared_pack = 0;  ///< the input pack weight_packed is laid out for; 0: not prepared
 
@@ -74,11 +76,11 @@ struct Convolution {
 
   /// Winograd's tile: F(kWinogradOut x kWinogradOut, 3 x 3). The kernel has F(6x6) too, which
   /// does 1.78 multiplications per output against F(4x4)'s 2.25, but measured (AVX-512, f32
-  /// pack 16, 1 thread, best of 5) F(4x4) is as fast or faster on every 3x3 s1 layer of ResNet-50
-  /// and VGG-16 but vgg16 c128_112 (F(6x6) 3% faster): its 36 positions take 4x the weights
-  /// (F(6x6): 7.1x), which stream from memory on the 256/512-channel layers (c512_14: 3.2 ms
-  /// against 7.7), and its 4x4 tiles waste less of the 7x7/14x14/56x56 maps (c64_56: 0.41 ms
-  /// against 0.58; c512_7: 1.2 against 2.9).
+  /// pack 16, 1 thread, best of 3) F(4x4) is as fast or faster on the 3x3 s1 layers of ResNet-50
+  /// and VGG-16 but vgg16 c128_112 (F(6x6) 5.3 ms against 6.7): its 36 positions take 4x the
+  /// weights (F(6x6): 7.1x), which stream from memory on the 256/512-channel layers (c256_14:
+  /// 0.43 ms against 0.96, c512_14: 3.0 against 6.3), and its 4x4 tiles waste less of the small
+  /// maps (c512_7: 1.3 against 2.1). One variant keeps the layer's instantiations down.
   static constexpr int kWinogradOut = 4;
 
   /// The kernel forward runs for input pack `pack`, decided by the parameters alone, so prepare()
@@ -86,9 +88,12 @@ struct Convolution {
   ///
   /// Winograd for 3x3 stride 1 dilation 1 with num_input >= 16 and num_output >= 16 on packed
   /// inputs (pack 4/8/16 of a native batch; pack 1 stays on the GEMM). Measured (AVX-512, 1
-  /// thread, f32 pack 16, pad 1) against the im2col GEMM: 1.3x faster on resnet50 c512_7 (the
-  /// smallest gain), 2-3x on the 28x28..112x112 layers of ResNet-50 and VGG-16, 3x on 16 -> 16
-  /// channels at 56x56 (the GEMM's K = 144 is short there). Fewer channels were not measured.
+  /// thread, f32 pack 16, pad 1, best of 3) against the im2col GEMM: 1.2x faster on resnet50
+  /// c512_7 and 1.5x on vgg16 c512_14 (small maps of many channels, where the 4x larger weights
+  /// stream from memory), 2.6-3.5x on the other 3x3 s1 layers of ResNet-50 and VGG-16, 2.9x on
+  /// 16 -> 16 channels at 56x56 (the GEMM's K = 144 is short there). Fewer channels were not
+  /// measured; spatial size does not enter (prepare() does not know it) and no measured map
+  /// (7x7 up) made the GEMM faster.
   constexpr Algorithm algorithm(int pack) const {
     if (uses_winograd(pack)) return Algorithm::winograd;
     return uses_gemm() ? Algorithm::gemm : Algorithm::direct;
@@ -252,15 +257,15 @@ struct Convolution {
         : gemm ? kernels::gemm::weights_size(num_output, num_input() * maxk)
                : std::size_t(weight_data_size);
     if (prepared_pack != Pack || weight_packed.size() != weights_want ||
-        bias_packed.size() !=
-            (algo != Algorithm::direct ? kernels::gemm::bias_size(num_output)
-                                       : std::size_t(num_output)))
+        bias_packed.size() != (algo != Algorithm::direct ? kernels::gemm::bias_size(num_output)
+                                                         : std::size_t(num_output)))
       return make_error(
           "Convolution: weights are not prepared for pack {} (prepared for {}; call prepare "
           "after load)",
           Pack, prepared_pack);
     if constexpr (Pack > 1 && simd::has_width<Pack>) {
-      if (algo == Algorithm::winograd) return forward_winograd<T, Pack>(bottom, top, plan, opt, act);
+      if (algo == Algorithm::winograd)
+        return forward_winograd<T, Pack>(bottom, top, plan, opt, act);
     }
     auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
     if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
@@ -305,18 +310,18 @@ struct Convolution {
     const int out_pack = pack_for(num_output, Pack);
     INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), elem_type_v<T>, out_pack,
                          opt.blob_alloc()));
-    const kernels::winograd::Plan wp =
-        kernels::winograd::plan<kWinogradOut>(plan.outw, plan.outh, num_input(), num_output);
     const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+    const kernels::winograd::Plan wp = kernels::winograd::plan<kWinogradOut>(
+        plan.outw, plan.outh, num_input(), num_output, threads);
     Mat workspace;
     INFER_TRY(workspace.create(Shape::of(int(wp.workspace() * std::size_t(threads))), ElemType::f32,
                                1, opt.workspace_alloc()));
     detail::with_pack<Pack>(out_pack, [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
       kernels::winograd::convolution_winograd<T, Pack, OutPack, kWinogradOut>(
-          bottom.view<T, Pack>(), plan.pads.left, plan.pads.top, pad_value,
-          top.view<T, OutPack>(), weight_packed.data(), bias_packed.data(), act,
-          static_cast<float*>(workspace.data()), threads);
+          bottom.view<T, Pack>(), plan.pads.left, plan.pads.top, pad_value, top.view<T, OutPack>(),
+          weight_packed.data(), bias_packed.data(), act, static_cast<float*>(workspace.data()),
+          threads);
     });
     return {};
   }
