@@ -6,6 +6,8 @@
 #include <infer/net.hpp>
 #include <string>
 
+#include "support/model_compare.hpp"
+
 #ifndef INFER_MODELS_DIR
 #error "INFER_MODELS_DIR must name the models/ directory"
 #endif
@@ -16,38 +18,8 @@ std::filesystem::path model_path(const std::string& name) {
   return std::filesystem::path(INFER_MODELS_DIR) / (name + ".param");
 }
 
-/// A deterministic input in [-1, 1] of `shape`.
-infer::Mat make_input(infer::Shape shape) {
-  infer::Mat m;
-  REQUIRE(m.create(shape, infer::ElemType::f32, 1).ok());
-  const std::size_t plane = std::size_t(shape.w) * shape.h * shape.d;
-  for (int c = 0; c < shape.c; ++c) {
-    float* p = static_cast<float*>(m.channel(c).data());
-    for (std::size_t i = 0; i < plane; ++i)
-      p[i] = float(std::sin(0.37 * double(i) + 1.3 * c));
-  }
-  return m;
-}
-
-/// max |a - b| / max(max |b|, 1e-6), over logical elements (both f32 pack 1).
-double relative_error(const infer::Mat& a, const infer::Mat& b) {
-  REQUIRE(a.shape() == b.shape());
-  const infer::Shape s = a.shape();
-  const std::size_t plane = std::size_t(s.w) * s.h * s.d;
-  double diff = 0, mag = 0;
-  std::size_t not_finite = 0;
-  for (int c = 0; c < s.c; ++c) {
-    const float* pa = static_cast<const float*>(a.channel(c).data());
-    const float* pb = static_cast<const float*>(b.channel(c).data());
-    for (std::size_t i = 0; i < plane; ++i) {
-      not_finite += !std::isfinite(pa[i]);
-      diff = std::max(diff, double(std::fabs(pa[i] - pb[i])));
-      mag = std::max(mag, double(std::fabs(pb[i])));
-    }
-  }
-  CHECK(not_finite == 0);
-  return diff / std::max(mag, 1e-6);
-}
+using infer::test::relative_error;
+infer::Mat make_input(infer::Shape shape) { return infer::test::make_model_input(shape); }
 
 constexpr infer::graph::Target kReference{infer::ElemType::f32, 1, false, false};
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "support/model_compare.hpp"
+
 #include "alexnet.hpp"
 #include "efficientnet_b0.hpp"
 #include "mnasnet.hpp"
@@ -21,35 +23,8 @@
 
 namespace {
 
-infer::Mat make_input(infer::Shape shape) {
-  infer::Mat m;
-  REQUIRE(m.create(shape, infer::ElemType::f32, 1).ok());
-  const std::size_t plane = std::size_t(shape.w) * shape.h * shape.d;
-  for (int c = 0; c < shape.c; ++c) {
-    float* p = static_cast<float*>(m.channel(c).data());
-    for (std::size_t i = 0; i < plane; ++i) p[i] = float(std::cos(0.23 * double(i) - 0.7 * c));
-  }
-  return m;
-}
-
-double relative_error(const infer::Mat& a, const infer::Mat& b) {
-  REQUIRE(a.shape() == b.shape());
-  const infer::Shape s = a.shape();
-  const std::size_t plane = std::size_t(s.w) * s.h * s.d;
-  double diff = 0, mag = 0;
-  std::size_t not_finite = 0;
-  for (int c = 0; c < s.c; ++c) {
-    const float* pa = static_cast<const float*>(a.channel(c).data());
-    const float* pb = static_cast<const float*>(b.channel(c).data());
-    for (std::size_t i = 0; i < plane; ++i) {
-      not_finite += !std::isfinite(pa[i]);
-      diff = std::max(diff, double(std::fabs(pa[i] - pb[i])));
-      mag = std::max(mag, double(std::fabs(pb[i])));
-    }
-  }
-  CHECK(not_finite == 0);
-  return diff / std::max(mag, 1e-6);
-}
+using infer::test::relative_error;
+infer::Mat make_input(infer::Shape shape) { return infer::test::make_model_input(shape); }
 
 /// Runs model `name` as generated static graph G and as the reference Net.
 template <class G>
