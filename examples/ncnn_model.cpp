@@ -66,7 +66,8 @@ int run(int argc, char** argv) {
   // runs; the header holds that network).
   using Squeezenet = infer_models::squeezenet::Network<>;
   fmt::print("static graph: {} steps, arena {} KiB (lower bound {} KiB), planned by the compiler\n",
-             Squeezenet::step_count, Squeezenet::arena_bytes / 1024, Squeezenet::lower_bound / 1024);
+             Squeezenet::step_count, Squeezenet::arena_bytes / 1024,
+             Squeezenet::lower_bound / 1024);
   double static_ms = 0, diff = 0;
   if (argc <= 1) {
     auto graph = std::make_unique<Squeezenet>();
@@ -90,10 +91,12 @@ int run(int argc, char** argv) {
   const float* p = static_cast<const float*>(prob->data());
   std::vector<int> idx(std::size_t(prob->w()));
   std::iota(idx.begin(), idx.end(), 0);
-  std::partial_sort(idx.begin(), idx.begin() + 5, idx.end(), [&](int x, int y) { return p[x] > p[y]; });
-  fmt::print("{}: output '{}' has {} values; top 5:", param.filename().string(), net.default_output(),
-             prob->w());
-  for (int k = 0; k < 5; ++k) fmt::print(" #{} {:.4f}", idx[std::size_t(k)], p[idx[std::size_t(k)]]);
+  std::partial_sort(idx.begin(), idx.begin() + 5, idx.end(),
+                    [&](int x, int y) { return p[x] > p[y]; });
+  fmt::print("{}: output '{}' has {} values; top 5:", param.filename().string(),
+             net.default_output(), prob->w());
+  for (int k = 0; k < 5; ++k)
+    fmt::print(" #{} {:.4f}", idx[std::size_t(k)], p[idx[std::size_t(k)]]);
   fmt::print("\nNet: first run (plans) {:.2f} ms, then {:.2f} ms", net_first_ms, net_ms);
   if (argc <= 1) fmt::print("; static graph {:.2f} ms; max difference {:.2g}", static_ms, diff);
   fmt::print("\n");

@@ -77,8 +77,8 @@ TEST_CASE("Net: any blob can be requested, the plan keeps it", "[net]") {
   const std::string_view names[] = {"conv1_conv1_relu", "fc1000"};
   const infer::NamedMat inputs[] = {{"data", in}};
   for (std::string_view n : names) {
-    const bool known =
-        std::find(fast.param().blobs.begin(), fast.param().blobs.end(), n) != fast.param().blobs.end();
+    const bool known = std::find(fast.param().blobs.begin(), fast.param().blobs.end(), n) !=
+                       fast.param().blobs.end();
     INFO(n);
     REQUIRE(known);
   }
@@ -159,8 +159,9 @@ TEST_CASE("Net: errors name what was wrong", "[net]") {
         "ReLU r 1 1 a b\nOtherOp o 1 1 b out\n",
         "fancy.param");
     REQUIRE_FALSE(st.ok());
-    CHECK_THAT(st.message(), Catch::Contains("fancy.param") &&
-                                 Catch::Contains("FancyOp (first at line 4), OtherOp (first at line 6)"));
+    CHECK_THAT(st.message(),
+               Catch::Contains("fancy.param") &&
+                   Catch::Contains("FancyOp (first at line 4), OtherOp (first at line 6)"));
   }
 }
 

@@ -45,10 +45,10 @@ struct NcnnFigure {
   double one_thread, two_threads;
 };
 constexpr NcnnFigure kNcnn[] = {
-    {"squeezenet", 9.05, 5.60},     {"mobilenet", 14.21, 9.40},   {"mobilenet_v2", 8.93, 7.24},
-    {"mobilenet_v3", 7.99, 5.83},   {"shufflenet_v2", 4.40, 3.52}, {"mnasnet", 8.03, 6.91},
-    {"efficientnet_b0", 13.92, 10.98}, {"resnet18", 26.24, 18.95}, {"resnet50", 74.40, 39.08},
-    {"vgg16", 145.76, 80.39},       {"alexnet", 24.36, 16.90},
+    {"squeezenet", 9.05, 5.60},        {"mobilenet", 14.21, 9.40},    {"mobilenet_v2", 8.93, 7.24},
+    {"mobilenet_v3", 7.99, 5.83},      {"shufflenet_v2", 4.40, 3.52}, {"mnasnet", 8.03, 6.91},
+    {"efficientnet_b0", 13.92, 10.98}, {"resnet18", 26.24, 18.95},    {"resnet50", 74.40, 39.08},
+    {"vgg16", 145.76, 80.39},          {"alexnet", 24.36, 16.90},
 };
 
 const NcnnFigure* ncnn_figure(std::string_view model) {
@@ -67,8 +67,8 @@ struct Timing {
   double min = 0, max = 0, avg = 0;
 };
 
-infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup,
-                            int loops, bool profile) {
+infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup, int loops,
+                            bool profile) {
   infer::Option opt;
   opt.num_threads = threads;
   infer::Net net({}, opt);
@@ -88,7 +88,8 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
     for (const auto& s : steps) total += s.ms;
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
     for (std::size_t i = 0; i < steps.size() && i < 15; ++i)
-      fmt::print("    {:8.3f} ms {:5.1f}%  {}\n", steps[i].ms, 100 * steps[i].ms / total, steps[i].step);
+      fmt::print("    {:8.3f} ms {:5.1f}%  {}\n", steps[i].ms, 100 * steps[i].ms / total,
+                 steps[i].step);
   }
   Timing t{1e300, 0, 0};
   for (int i = 0; i < loops; ++i) {
@@ -131,16 +132,17 @@ infer::Result<Timing> bench_static(const std::vector<std::byte>& bin, infer::Sha
 }
 
 /// The static-graph timing of model `name`, if it was generated into this program.
-infer::Result<Timing> bench_static_named(const std::string& name, const std::filesystem::path& param,
-                                         int threads, int warmup, int loops) {
+infer::Result<Timing> bench_static_named(const std::string& name,
+                                         const std::filesystem::path& param, int threads,
+                                         int warmup, int loops) {
 #ifdef INFER_BENCH_STATIC_GRAPHS
   infer::Net net;
   INFER_TRY(net.load_param(param));
   std::vector<std::byte> bin;
   INFER_TRY(net.load_random_weights(1, &bin));
   const infer::Shape shape = net.input_shape();
-#define INFER_BENCH_MODEL(m)                                                              \
-  if (name == #m)                                                                         \
+#define INFER_BENCH_MODEL(m) \
+  if (name == #m)            \
     return bench_static<infer_models::m::Network<>>(bin, shape, threads, warmup, loops);
   INFER_BENCH_MODEL(squeezenet)
   INFER_BENCH_MODEL(mobilenet)

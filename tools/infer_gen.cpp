@@ -44,8 +44,7 @@ std::string literal(std::string_view s) {
 /// `name` made into a C++ identifier.
 std::string identifier(std::string_view name) {
   std::string out;
-  for (const char c : name)
-    out += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
+  for (const char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) != 0) out = "m_" + out;
   return out;
 }
@@ -115,7 +114,8 @@ infer::Result<std::string> generate(const infer::io::ParamFile& f, const std::st
   }
 
   std::string body;
-  for (std::size_t i = 0; i < parts.size(); ++i) body += parts[i] + (i + 1 < parts.size() ? ",\n" : "");
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    body += parts[i] + (i + 1 < parts.size() ? ",\n" : "");
   std::string names;
   for (std::size_t i = 0; i < outputs.size(); ++i) names += (i ? ", " : "") + literal(outputs[i]);
   return fmt::format(
@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
   }
   // Written only when it changes, so a build that regenerates it does not recompile users.
   std::string old;
-  if (std::ifstream in(out, std::ios::binary); in) old.assign(std::istreambuf_iterator<char>(in), {});
+  if (std::ifstream in(out, std::ios::binary); in)
+    old.assign(std::istreambuf_iterator<char>(in), {});
   if (old != *text) {
     std::ofstream o(out, std::ios::binary);
     o << *text;

@@ -77,7 +77,8 @@ infer::Result<Args> parse_args(int argc, char** argv) {
       auto v = value();
       INFER_TRY(v);
       std::uint64_t seed = 0;
-      if (!parse_number(*v, seed)) return infer::make_error("--random-weights: expected a seed, got '{}'", *v);
+      if (!parse_number(*v, seed))
+        return infer::make_error("--random-weights: expected a seed, got '{}'", *v);
       a.seed = seed;
     } else if (arg == "--input" || arg == "--output" || arg == "--blob" ||
                arg == "--write-weights") {
@@ -96,8 +97,8 @@ infer::Result<Args> parse_args(int argc, char** argv) {
   const std::size_t want = a.seed ? 1 : 2;
   if (positional.size() != want)
     return infer::make_error("expected {} ({} given)\n{}",
-                             a.seed ? "MODEL.param" : "MODEL.param and MODEL.bin", positional.size(),
-                             kUsage);
+                             a.seed ? "MODEL.param" : "MODEL.param and MODEL.bin",
+                             positional.size(), kUsage);
   a.param = positional[0];
   if (!a.seed) a.bin = positional[1];
   if (!a.write_weights.empty() && !a.seed)
@@ -133,7 +134,8 @@ infer::Status run(const Args& a) {
   if (a.shape.size() == 3) shape = infer::Shape::of(a.shape[2], a.shape[1], a.shape[0]);
   if (a.shape.size() == 2) shape = infer::Shape::of(a.shape[1], a.shape[0]);
   if (a.shape.size() == 1) shape = infer::Shape::of(a.shape[0]);
-  if (shape.dims == 0) return infer::make_error("{}: the Input has no shape; give --shape", a.param);
+  if (shape.dims == 0)
+    return infer::make_error("{}: the Input has no shape; give --shape", a.param);
   infer::Mat in;
   INFER_TRY(in.create(shape, infer::ElemType::f32, 1));
   if (a.input.empty()) {

@@ -70,8 +70,8 @@ class BasicNet {
       if (spec.type == "Input" || io::is_supported_ncnn_type(spec.type)) continue;
       if (std::find(seen.begin(), seen.end(), spec.type) != seen.end()) continue;
       seen.push_back(spec.type);
-      unsupported += fmt::format("{}{} (first at line {})", seen.size() > 1 ? ", " : "", spec.type,
-                                 spec.line);
+      unsupported +=
+          fmt::format("{}{} (first at line {})", seen.size() > 1 ? ", " : "", spec.type, spec.line);
     }
     if (!unsupported.empty())
       return make_error("{}: unsupported layer types: {}", f.source, unsupported);
@@ -105,9 +105,10 @@ class BasicNet {
     io::ModelBinFromMemory mb(bytes, source);
     INFER_TRY(load_model(mb));
     if (mb.offset() != bytes.size())
-      return make_error("{}: {} bytes of weights left over after the last layer (file has {}, "
-                        "layers read {}): the .bin does not belong to this .param",
-                        source, bytes.size() - mb.offset(), bytes.size(), mb.offset());
+      return make_error(
+          "{}: {} bytes of weights left over after the last layer (file has {}, "
+          "layers read {}): the .bin does not belong to this .param",
+          source, bytes.size() - mb.offset(), bytes.size(), mb.offset());
     return {};
   }
   /// Loads the weights from a .bin file.
@@ -118,7 +119,8 @@ class BasicNet {
   }
   /// Loads the weights from any weight source, layer by layer in file order.
   Status load_model(io::ModelBin& mb) {
-    if (!state_ || state_->layers.empty()) return make_error("Net::load_model: load a .param first");
+    if (!state_ || state_->layers.empty())
+      return make_error("Net::load_model: load a .param first");
     State& st = *state_;
     for (std::size_t n = 0; n < st.layers.size(); ++n) {
       Status s = st.layers[n]->load(mb);
@@ -143,7 +145,8 @@ class BasicNet {
     for (std::size_t n = 0; n < state_->layers.size(); ++n) {
       gen.begin_layer(spec_of(int(n)));
       Status s = state_->layers[n]->load(gen);
-      if (!s.ok()) return make_error("random weights of layer '{}': {}", spec_of(int(n)).name, s.message());
+      if (!s.ok())
+        return make_error("random weights of layer '{}': {}", spec_of(int(n)).name, s.message());
     }
     state_->weights = true;
     state_->plans.clear();
@@ -189,7 +192,8 @@ class BasicNet {
         const auto start = std::chrono::steady_clock::now();
         INFER_TRY(run_step(c, k));
         const auto stop = std::chrono::steady_clock::now();
-        timings_.push_back({step_text(c, k), std::chrono::duration<double, std::milli>(stop - start).count()});
+        timings_.push_back(
+            {step_text(c, k), std::chrono::duration<double, std::milli>(stop - start).count()});
       }
     }
     std::vector<Mat> out;
@@ -278,7 +282,8 @@ class BasicNet {
     std::vector<Shape> shapes(st.inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       std::size_t k = 0;
-      while (k < st.inputs.size() && st.file.blobs[std::size_t(st.inputs[k].blob)] != inputs[i].name)
+      while (k < st.inputs.size() &&
+             st.file.blobs[std::size_t(st.inputs[k].blob)] != inputs[i].name)
         ++k;
       if (k == st.inputs.size())
         return make_error("Net::run: '{}' is not an input of the network", inputs[i].name);
@@ -328,8 +333,7 @@ class BasicNet {
     };
     auto c = std::make_unique<Compiled>();
     c->plan = graph::compose(std::move(g), target_, infer);
-    if (!c->plan.error.ok())
-      return make_error("{}: {}", st.file.source, graph::describe(c->plan));
+    if (!c->plan.error.ok()) return make_error("{}: {}", st.file.source, graph::describe(c->plan));
     const graph::Plan& p = c->plan;
     // Folding changes weights, and a plan may need a layer at another pack than an earlier
     // plan prepared it for: such layers get a copy of their own.
@@ -375,7 +379,8 @@ class BasicNet {
   Status set_input(Compiled& c, std::size_t i, const NamedMat& in) {
     Mat& dst = c.bufs[std::size_t(c.plan.input_buffers[i])];
     if (in.mat.type() != ElemType::f32)
-      return make_error("Net::run: input '{}' must be f32, got {}", in.name, to_string(in.mat.type()));
+      return make_error("Net::run: input '{}' must be f32, got {}", in.name,
+                        to_string(in.mat.type()));
     if (in.mat.elempack() == 1) {
       in.mat.copy_to(dst);
       return {};
@@ -413,17 +418,19 @@ class BasicNet {
         }
       }
     }
-    if (!r.ok()) return make_error("{}: step {} ({}): {}", state_->file.source, k, what, r.message());
+    if (!r.ok())
+      return make_error("{}: step {} ({}): {}", state_->file.source, k, what, r.message());
     return {};
   }
 
   std::string step_text(const Compiled& c, std::size_t k) const {
     const graph::StepDesc& s = c.plan.steps[k];
     const graph::BufferDesc& out = c.plan.buffers[std::size_t(s.out[0])];
-    const std::string what = s.kind == graph::StepDesc::cast     ? std::string("cast")
-                             : s.kind == graph::StepDesc::repack ? std::string("repack")
-                                                                 : fmt::format("{} '{}'", spec_of(s.node).type,
-                                                                               spec_of(s.node).name);
+    const std::string what =
+        s.kind == graph::StepDesc::cast ? std::string("cast")
+        : s.kind == graph::StepDesc::repack
+            ? std::string("repack")
+            : fmt::format("{} '{}'", spec_of(s.node).type, spec_of(s.node).name);
     return fmt::format("{} p{} -> {}x{}x{} p{}", what, s.pack, out.shape.w, out.shape.h,
                        out.shape.c, out.pack);
   }

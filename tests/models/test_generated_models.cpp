@@ -7,8 +7,6 @@
 #include <memory>
 #include <string>
 
-#include "support/model_compare.hpp"
-
 #include "alexnet.hpp"
 #include "efficientnet_b0.hpp"
 #include "mnasnet.hpp"
@@ -19,6 +17,7 @@
 #include "resnet50.hpp"
 #include "shufflenet_v2.hpp"
 #include "squeezenet.hpp"
+#include "support/model_compare.hpp"
 #include "vgg16.hpp"
 
 namespace {

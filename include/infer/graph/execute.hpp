@@ -72,7 +72,8 @@ Status run_node(const L& layer, const StepIo& s, std::span<Mat> bufs, const Opti
     if (s.inplace) return {};
   }
   if constexpr (HasSingleInplace<L, T, Pack>) {
-    if (s.inplace && s.out.size() == 1) return layer.template forward_inplace<T, Pack>(buf(s.out[0]), opt);
+    if (s.inplace && s.out.size() == 1)
+      return layer.template forward_inplace<T, Pack>(buf(s.out[0]), opt);
   }
   if constexpr (FusesActivation<L, T, Pack, Act>) {
     if (act) return layer.template forward_fused<T, Pack>(buf(s.in[0]), buf(s.out[0]), opt, *act);

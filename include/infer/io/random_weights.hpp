@@ -40,8 +40,8 @@ class RandomWeights final : public ModelBin {
 
   Result<std::vector<float>> load(std::size_t count, WeightType type) override {
     if (count > kMaxCount)
-      return make_error("layer {} '{}' asks for {} weights in buffer {}, more than {}", type_, name_,
-                        count, buffer_, kMaxCount);
+      return make_error("layer {} '{}' asks for {} weights in buffer {}, more than {}", type_,
+                        name_, count, buffer_, kMaxCount);
     const auto [lo, hi] = range(count);
     // One stream per (seed, layer, buffer): a layer's weights do not depend on earlier layers'.
     std::uint64_t state = seed_ * 0x9E3779B97F4A7C15ull + layer_ * 0xBF58476D1CE4E5B9ull +
@@ -90,10 +90,14 @@ class RandomWeights final : public ModelBin {
     if (weighted) return {-0.1, 0.1};  // bias
     if (type_ == "BatchNorm") {
       switch (buffer_) {
-        case 0: return {0.8, 1.2};   // slope
-        case 1: return {-0.1, 0.1};  // mean
-        case 2: return {0.5, 1.5};   // variance, positive
-        default: return {-0.1, 0.1};
+        case 0:
+          return {0.8, 1.2};  // slope
+        case 1:
+          return {-0.1, 0.1};  // mean
+        case 2:
+          return {0.5, 1.5};  // variance, positive
+        default:
+          return {-0.1, 0.1};
       }
     }
     if (type_ == "Scale") return buffer_ == 0 ? std::pair{0.8, 1.2} : std::pair{-0.1, 0.1};

@@ -33,8 +33,7 @@ class AnyLayer {
   /// Lays the weights out for (type, pack) (nothing for layers without prepare()).
   virtual Status prepare(ElemType type, int pack, const Option& opt) = 0;
   /// Runs one step of a plan on the buffers.
-  virtual Status run(const graph::StepDesc& step, std::span<Mat> bufs,
-                     const Option& opt) const = 0;
+  virtual Status run(const graph::StepDesc& step, std::span<Mat> bufs, const Option& opt) const = 0;
 };
 
 /// AnyLayer over layer L, instantiated for the element types in Storage (a storage_list).
@@ -79,7 +78,7 @@ class LayerBox final : public AnyLayer {
     Status r = make_error("{}: element type {} is not instantiated in this network",
                           graph::type_name<L>(), to_string(s.type));
     (void)((s.type == elem_type_v<Ts> ? (r = run_packs<Ts>(s, bufs, opt, layer_packs<L>{}), true)
-                                        : false) ||
+                                      : false) ||
            ...);
     return r;
   }
@@ -101,13 +100,20 @@ class LayerBox final : public AnyLayer {
     const graph::StepIo io{s.inplace, s.in, s.out};
     if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
       switch (s.act.type) {
-        case 1: return fused<T, Pack, 1>(io, s, bufs, opt);
-        case 2: return fused<T, Pack, 2>(io, s, bufs, opt);
-        case 3: return fused<T, Pack, 3>(io, s, bufs, opt);
-        case 4: return fused<T, Pack, 4>(io, s, bufs, opt);
-        case 5: return fused<T, Pack, 5>(io, s, bufs, opt);
-        case 6: return fused<T, Pack, 6>(io, s, bufs, opt);
-        default: break;
+        case 1:
+          return fused<T, Pack, 1>(io, s, bufs, opt);
+        case 2:
+          return fused<T, Pack, 2>(io, s, bufs, opt);
+        case 3:
+          return fused<T, Pack, 3>(io, s, bufs, opt);
+        case 4:
+          return fused<T, Pack, 4>(io, s, bufs, opt);
+        case 5:
+          return fused<T, Pack, 5>(io, s, bufs, opt);
+        case 6:
+          return fused<T, Pack, 6>(io, s, bufs, opt);
+        default:
+          break;
       }
     }
     return graph::run_node<L, T, Pack>(layer_, io, bufs, opt);
