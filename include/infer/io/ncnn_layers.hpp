@@ -67,7 +67,8 @@ template <class T, std::size_t N>
 void read_list(ParamReader& r, int key, const char* name, SmallVector<T, N>& field,
                const std::vector<T>& values) {
   if (values.size() > N) {
-    r.fail(key, fmt::format("{} holds {} values, at most {} are supported", name, values.size(), N));
+    r.fail(key,
+           fmt::format("{} holds {} values, at most {} are supported", name, values.size(), N));
     return;
   }
   field = values;
@@ -153,9 +154,10 @@ inline void check_same_pads(ParamReader& r, const int (&keys)[4], const int (&v)
   }
 }
 
-/// The keys Convolution and ConvolutionDepthWise share (all but 7=group), checked.
+/// The keys every convolution-family layer shares (0-6, the 9/10 activation, 11-16), read and
+/// range-checked.
 template <class L>
-void read_conv(L& l, ParamReader& r) {
+void read_window(ParamReader& r, L& l) {
   using layers::detail::resolve;
   l.num_output = r.get(0, l.num_output);
   l.kernel_w = r.get(1, l.kernel_w);
@@ -164,7 +166,6 @@ void read_conv(L& l, ParamReader& r) {
   l.pad_left = r.get(4, l.pad_left);
   l.bias_term = read_flag(r, 5, "bias_term", l.bias_term);
   l.weight_data_size = r.get(6, l.weight_data_size);
-  l.int8_scale_term = r.get(8, l.int8_scale_term);
   l.activation = read_activation(r);
   l.kernel_h = read_same_as(r, 11, "kernel_h", l.kernel_h);
   l.dilation_h = read_same_as(r, 12, "dilation_h", l.dilation_h);
@@ -172,9 +173,6 @@ void read_conv(L& l, ParamReader& r) {
   l.pad_top = read_same_as(r, 14, "pad_top", l.pad_top);
   l.pad_right = read_same_as(r, 15, "pad_right", l.pad_right);
   l.pad_bottom = read_same_as(r, 16, "pad_bottom", l.pad_bottom);
-  l.pad_value = r.get(18, l.pad_value);
-  require_off(r, 19, "dynamic_weight", "weights from a second input blob");
-
   require_at_least(r, 0, "num_output", l.num_output, 1);
   require_at_least(r, 1, "kernel_w", l.kernel_w, 1);
   require_at_least(r, 11, "kernel_h", resolve(l.kernel_h, l.kernel_w), 1);
@@ -182,6 +180,15 @@ void read_conv(L& l, ParamReader& r) {
   require_at_least(r, 12, "dilation_h", resolve(l.dilation_h, l.dilation_w), 1);
   require_at_least(r, 3, "stride_w", l.stride_w, 1);
   require_at_least(r, 13, "stride_h", resolve(l.stride_h, l.stride_w), 1);
+}
+
+/// The keys Convolution and ConvolutionDepthWise share (all but 7=group), checked.
+template <class L>
+void read_conv(L& l, ParamReader& r) {
+  read_window(r, l);
+  l.int8_scale_term = r.get(8, l.int8_scale_term);
+  l.pad_value = r.get(18, l.pad_value);
+  require_off(r, 19, "dynamic_weight", "weights from a second input blob");
   const layers::detail::Pads2D p = layers::detail::conv_pads(l);
   check_same_pads(r, {4, 15, 14, 16}, {p.left, p.right, p.top, p.bottom});
   if (l.int8_scale_term != 0)
@@ -194,33 +201,12 @@ void read_conv(L& l, ParamReader& r) {
 template <class L>
 void read_deconv(L& l, ParamReader& r) {
   using layers::detail::resolve;
-  l.num_output = r.get(0, l.num_output);
-  l.kernel_w = r.get(1, l.kernel_w);
-  l.dilation_w = r.get(2, l.dilation_w);
-  l.stride_w = r.get(3, l.stride_w);
-  l.pad_left = r.get(4, l.pad_left);
-  l.bias_term = read_flag(r, 5, "bias_term", l.bias_term);
-  l.weight_data_size = r.get(6, l.weight_data_size);
-  l.activation = read_activation(r);
-  l.kernel_h = read_same_as(r, 11, "kernel_h", l.kernel_h);
-  l.dilation_h = read_same_as(r, 12, "dilation_h", l.dilation_h);
-  l.stride_h = read_same_as(r, 13, "stride_h", l.stride_h);
-  l.pad_top = read_same_as(r, 14, "pad_top", l.pad_top);
-  l.pad_right = read_same_as(r, 15, "pad_right", l.pad_right);
-  l.pad_bottom = read_same_as(r, 16, "pad_bottom", l.pad_bottom);
+  read_window(r, l);
   l.output_pad_right = r.get(18, l.output_pad_right);
   l.output_pad_bottom = read_same_as(r, 19, "output_pad_bottom", l.output_pad_bottom);
   l.output_w = r.get(20, l.output_w);
   l.output_h = read_same_as(r, 21, "output_h", l.output_h);
   require_off(r, 28, "dynamic_weight", "weights from a second input blob");
-
-  require_at_least(r, 0, "num_output", l.num_output, 1);
-  require_at_least(r, 1, "kernel_w", l.kernel_w, 1);
-  require_at_least(r, 11, "kernel_h", resolve(l.kernel_h, l.kernel_w), 1);
-  require_at_least(r, 2, "dilation_w", l.dilation_w, 1);
-  require_at_least(r, 12, "dilation_h", resolve(l.dilation_h, l.dilation_w), 1);
-  require_at_least(r, 3, "stride_w", l.stride_w, 1);
-  require_at_least(r, 13, "stride_h", resolve(l.stride_h, l.stride_w), 1);
   // ncnn cuts positive pads from the output; -233/-234 (all four) split the cut that output_w/h
   // ask for; other negative values, or positive mixed with negative, mean nothing.
   const layers::detail::Pads2D p = layers::detail::conv_pads(l);
