@@ -297,3 +297,37 @@ TEST_CASE("multi-output and multi-input library layers compose", "[graph]") {
     }
   }
 }
+
+namespace {
+// A Concat whose inputs arrive at pack 1 (AddOne has no packed form) though their channels
+// would allow pack 4: it only moves values, so it runs at pack 1 with no repack of its inputs.
+static constexpr auto join_net =
+    graph::make_graph(input("in", Shape::of(5, 3, 12)), node(AddOne{}, "in", "a"),
+                      node(layers::Concat{0}, from("a", "a"), "cat"), node(Twice{}, "cat", "t"),
+                      output("t"));
+}  // namespace
+
+TEST_CASE("a layer that only moves values runs at the pack its inputs arrive in", "[graph]") {
+  using G = graph::StaticGraph<join_net, graph::Target{ElemType::f32, 16}>;
+  const graph::Plan p = G::plan();
+  REQUIRE(p.error.ok());
+  INFO(graph::format_plan(p));
+  int repacks = 0;
+  for (const auto& s : p.steps) {
+    repacks += s.kind == graph::StepDesc::repack;
+    if (s.kind == graph::StepDesc::layer && p.desc.nodes[std::size_t(s.node)].type == "Concat")
+      CHECK(s.pack == 1);
+    if (s.kind == graph::StepDesc::layer && p.desc.nodes[std::size_t(s.node)].type == "Twice")
+      CHECK(s.pack == 8);
+  }
+  CHECK(repacks == 2);  // cat: 1 -> 8 for Twice; out: 8 -> 1
+
+  G g;
+  REQUIRE(g.finalize().ok());
+  const Mat in = ramp(Shape::of(5, 3, 12));
+  REQUIRE(g.forward(in).ok());
+  const Mat& out = g.output();
+  REQUIRE(out.shape() == Shape::of(5, 3, 24));
+  for (int q = 0; q < 24; ++q)
+    for (int i = 0; i < 15; ++i) REQUIRE(at(out, q, i) == 2.f * (at(in, q % 12, i) + 1.f));
+}

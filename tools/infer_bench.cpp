@@ -4,7 +4,8 @@
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile] [MODEL...]
 //
-// --profile prints each model's slowest steps (one extra run, timed step by step).
+// --profile prints each model's slowest steps and the time per kind of step (more runs, timed
+// step by step; each step's minimum).
 //
 // MODEL is a name in the models directory (squeezenet) or a path to a .param file.
 #include <fmt/core.h>
@@ -79,17 +80,36 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   in.fill(0.01f);
   for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
   if (profile) {
-    // Per-step times of one more run, slowest first.
+    // Per-step times, the minimum of each step over `loops` more runs, slowest first; then the
+    // totals by kind of step (layer type, repack, cast).
     net.set_profiling(true);
-    INFER_TRY(net.run(in));
+    std::vector<infer::Net::StepTiming> steps;
+    for (int i = 0; i < std::max(loops, 1); ++i) {
+      INFER_TRY(net.run(in));
+      const auto& run = net.step_timings();
+      if (steps.empty()) steps = run;
+      for (std::size_t s = 0; s < steps.size() && s < run.size(); ++s)
+        steps[s].ms = std::min(steps[s].ms, run[s].ms);
+    }
     net.set_profiling(false);
-    auto steps = net.step_timings();
     double total = 0;
-    for (const auto& s : steps) total += s.ms;
+    std::vector<std::pair<std::string, double>> kinds;
+    for (const auto& s : steps) {
+      total += s.ms;
+      const std::string kind = s.step.substr(0, s.step.find(' '));
+      auto k = std::find_if(kinds.begin(), kinds.end(), [&](auto& e) { return e.first == kind; });
+      if (k == kinds.end()) kinds.emplace_back(kind, s.ms);
+      else k->second += s.ms;
+    }
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
-    for (std::size_t i = 0; i < steps.size() && i < 15; ++i)
+    std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    fmt::print("  {} steps, {:.3f} ms in all (each step's minimum over {} runs)\n", steps.size(),
+               total, std::max(loops, 1));
+    for (std::size_t i = 0; i < steps.size() && i < 20; ++i)
       fmt::print("    {:8.3f} ms {:5.1f}%  {}\n", steps[i].ms, 100 * steps[i].ms / total,
                  steps[i].step);
+    for (const auto& [kind, ms] : kinds)
+      fmt::print("    {:8.3f} ms {:5.1f}%  all {}\n", ms, 100 * ms / total, kind);
   }
   Timing t{1e300, 0, 0};
   for (int i = 0; i < loops; ++i) {

@@ -260,6 +260,7 @@ struct NodeDesc {
   bool folds_affine = false;      ///< fold_affine (Convolution, InnerProduct, ...)
   bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
+  bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
   layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
@@ -313,6 +314,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.folds_affine = FoldsAffine<L>;
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
+  if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;
   d.as_activation = activation_of(l);
   if constexpr (requires { l.activation; }) d.fused = l.activation;
   return d;

@@ -1,9 +1,10 @@
 // Pass 3: placement. Each node gets an element type and pack from what its layer declares and
-// the target; each blob gets a buffer in its producer's (type, pack), and a conversion (cast,
+// the target (a layer that only moves values, at its inputs' pack); each blob gets a buffer in its producer's (type, pack), and a conversion (cast,
 // repack) goes in only where a reader needs another (type, pack) — once per blob and format,
 // shared by every reader that needs it. Graph inputs arrive, and outputs leave, as f32 pack 1.
 #pragma once
 
+#include <algorithm>
 #include <infer/graph/plan.hpp>
 #include <vector>
 
@@ -117,7 +118,14 @@ constexpr PlanError place(Plan& p) {
     if (!detail::choose_type(d, p.target.storage, s.type)) return {PlanError::storage, n};
     std::vector<Shape> in;
     for (int b : d.in) in.push_back(p.blob_shapes[std::size_t(b)]);
-    s.pack = detail::choose_pack(d, p.target.max_pack, in);
+    // A layer that only moves values runs at the narrowest pack its inputs arrive in: a repack
+    // before it would be one more pass over the same values (ShuffleNet's Concat, ShuffleChannel
+    // and Slice between 58-channel blobs at pack 1).
+    int max_pack = p.target.max_pack;
+    if (d.moves_data)
+      for (int b : d.in)
+        max_pack = std::min(max_pack, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
+    s.pack = detail::choose_pack(d, max_pack, in);
     for (int b : d.in) s.in.push_back(detail::buffer_as(p, variants, b, s.type, s.pack));
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);

@@ -3,7 +3,9 @@
 // kRows vector rows of output channels; B is read straight from a 1x1 stride-1 input, or gathered
 // (im2col, which also covers the stride-2 subsample) chunk by chunk into a per-thread panel that
 // stays in cache. A register tile of kRows x kTileN accumulators takes the FMAs; the epilogue adds
-// the bias, applies Act (a template parameter) and converts to T before the store.
+// the bias, applies Act (a template parameter) and converts to T before the store. Pack-1 inputs
+// and outputs turn the tile around (kPixRows channels x kPixVecs vectors of consecutive pixels), so
+// that each store is a vector of one output plane.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +33,11 @@ inline constexpr int kBlockM = kWidth * kRows;
 /// must fit the register file (32 vector registers with AVX-512, 16 below), and the 24 (or 12)
 /// independent FMA chains hide the FMA latency on two pipes.
 inline constexpr int kTileN = kWidth >= 16 ? 12 : 6;
+/// The pack-1-output tile (kernels write whole runs of one output plane): kPixRows output channels
+/// (broadcast weights) by kPixVecs vectors of consecutive pixels.
+inline constexpr int kPixRows = 8;
+inline constexpr int kPixVecs = kWidth >= 16 ? 3 : 1;
+inline constexpr int kPixTileN = kPixVecs * kWidth;
 /// Register tiles of pixels per packed B chunk: the chunk is reused by every block of A, and a
 /// block of A by every tile of the chunk, while both sit in L2.
 inline constexpr int kChunkTiles = 8;
@@ -179,6 +186,138 @@ void pack_tile(const MatView<T, InPack>& in, const ConvGeometry& g, int outw, st
   }
 }
 
+/// The pack-1-output tile: output channels m0 .. m0 + kPixRows (weights a[k * kBlockM + r]) by
+/// pixels n0 .. n0 + nvalid, each accumulator a run of kWidth pixels of one channel, stored
+/// whole. B value (k, pixel j) is b[k * kstride + j].
+template <StorageElement T, class TB, class Act>
+inline void tile_pixels(const TB* b, std::size_t kstride, std::size_t k_total, const float* a,
+                        const float* bias, const MatView<T, 1>& out, int m0, int m, std::size_t n0,
+                        int nvalid, const Act& act) {
+  V acc[kPixRows][kPixVecs];
+#pragma GCC unroll 32
+  for (int r = 0; r < kPixRows; ++r)
+#pragma GCC unroll 32
+    for (int v = 0; v < kPixVecs; ++v) acc[r][v] = V(0.f);
+  for (std::size_t k = 0; k < k_total; ++k, b += kstride, a += kBlockM) {
+    V x[kPixVecs];
+#pragma GCC unroll 32
+    for (int v = 0; v < kPixVecs; ++v) x[v] = simd::load<kWidth>(b + v * kWidth);
+#pragma GCC unroll 32
+    for (int r = 0; r < kPixRows; ++r) {
+      const V w(a[r]);
+#pragma GCC unroll 32
+      for (int v = 0; v < kPixVecs; ++v) acc[r][v] = xsimd::fma(w, x[v], acc[r][v]);
+    }
+  }
+  const int rows = std::min(kPixRows, m - m0);
+  for (int r = 0; r < rows; ++r) {
+    T* dst = out.channel(m0 + r) + n0;
+    const V bv(bias[r]);
+    for (int v = 0; v < kPixVecs; ++v) {
+      const V y = act(acc[r][v] + bv);
+      const int left = nvalid - v * kWidth;
+      if (left >= kWidth) {
+        simd::store<kWidth>(dst + v * kWidth, y);
+      } else if (left > 0) {
+        alignas(64) float tmp[kWidth];
+        y.store_aligned(tmp);
+        for (int j = 0; j < left; ++j) dst[v * kWidth + j] = from_f32<T>(tmp[j]);
+      }
+    }
+  }
+}
+
+/// Gathers pixels n0 .. n0 + kPixTileN of the im2col matrix into `panel` as [k][kPixTileN] floats
+/// (zeros past n_total), k in pack_weights' order (input group, kernel position, lane).
+template <StorageElement T, int InPack>
+void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int outw,
+                      std::size_t n0, std::size_t n_total, float* panel) {
+  std::size_t offset[kPixTileN];
+  int nvalid = 0;
+  for (int j = 0; j < kPixTileN; ++j) {
+    const std::size_t n = n0 + std::size_t(j);
+    if (n >= n_total) break;
+    const std::size_t oy = n / std::size_t(outw), ox = n % std::size_t(outw);
+    offset[j] = (oy * g.stride_h * std::size_t(in.w) + ox * g.stride_w) * InPack;
+    nvalid = j + 1;
+  }
+  for (int q = 0; q < in.c; ++q) {
+    const T* plane = in.channel(q);
+    for (int ky = 0; ky < g.kernel_h; ++ky) {
+      for (int kx = 0; kx < g.kernel_w; ++kx) {
+        const T* s0 = plane + (std::size_t(ky) * g.dilation_h * in.w +
+                               std::size_t(kx) * g.dilation_w) * InPack;
+        for (int i = 0; i < InPack; ++i, panel += kPixTileN) {
+          for (int j = 0; j < nvalid; ++j) panel[j] = to_f32(s0[offset[j] + i]);
+          for (int j = nvalid; j < kPixTileN; ++j) panel[j] = 0.f;
+        }
+      }
+    }
+  }
+}
+
+/// convolution_gemm for pack-1 inputs and outputs: tiles of consecutive pixels (vectors along the output
+/// planes) instead of consecutive channels, so every store is a whole vector of one plane. A 1x1
+/// stride-1 pack-1 input is read in place (its planes are the B rows).
+template <StorageElement T, int InPack, class Act>
+void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& out,
+                             const float* weights, const float* bias, const ConvGeometry& g,
+                             const Act& act, float* workspace, int num_threads) {
+  const int m = out.c;
+  const int mblocks = (m + kBlockM - 1) / kBlockM;
+  const int maxk = g.kernel_w * g.kernel_h;
+  const std::size_t k_total = std::size_t(in.c) * maxk * InPack;
+  const std::size_t n_total = std::size_t(out.w) * out.h;
+  const std::size_t ntiles = (n_total + kPixTileN - 1) / kPixTileN;
+  const bool in_place =
+      InPack == 1 && maxk == 1 && g.stride_w == 1 && g.stride_h == 1 && in.w == out.w;
+  const int threads =
+      kernels::detail::worth_threads(std::size_t(m) * k_total * n_total) ? num_threads : 1;
+  // As many pixels per chunk as convolution_gemm's chunks hold (the same workspace).
+  constexpr std::size_t kMaxChunk = std::max(1, kChunkTiles * kTileN / kPixTileN);
+  const std::size_t chunk_tiles =
+      std::clamp<std::size_t>(ntiles / std::size_t(2 * threads), 1, kMaxChunk);
+  const std::size_t nchunks = (ntiles + chunk_tiles - 1) / chunk_tiles;
+  const std::size_t tile_floats = k_total * kPixTileN;
+  const std::size_t block_floats = k_total * kBlockM;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+#ifdef _OPENMP
+    float* panel =
+        workspace + std::size_t(omp_get_thread_num()) * workspace_per_thread(int(k_total));
+#else
+    float* panel = workspace;
+#endif
+#pragma omp for schedule(dynamic)
+    for (std::size_t chunk = 0; chunk < nchunks; ++chunk) {
+      const std::size_t t0 = chunk * chunk_tiles;
+      const std::size_t t1 = std::min(ntiles, t0 + chunk_tiles);
+      for (std::size_t t = t0; t < t1; ++t) {
+        const std::size_t n0 = t * kPixTileN;
+        const bool direct = in_place && n0 + kPixTileN <= n_total;
+        if (!direct)
+          pack_tile_pixels<T, InPack>(in, g, out.w, n0, n_total, panel + (t - t0) * tile_floats);
+      }
+      for (int mb = 0; mb < mblocks; ++mb) {
+        for (int r0 = 0; r0 < kBlockM && mb * kBlockM + r0 < m; r0 += kPixRows) {
+          const float* a = weights + std::size_t(mb) * block_floats + r0;
+          const float* bb = bias + std::size_t(mb) * kBlockM + r0;
+          const int m0 = mb * kBlockM + r0;
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t n0 = t * kPixTileN;
+            const int nvalid = int(std::min<std::size_t>(kPixTileN, n_total - n0));
+            if (in_place && nvalid == kPixTileN)
+              tile_pixels<T>(in.data + n0, in.cstep, k_total, a, bb, out, m0, m, n0, nvalid, act);
+            else
+              tile_pixels<T>(panel + (t - t0) * tile_floats, std::size_t(kPixTileN), k_total, a,
+                             bb, out, m0, m, n0, nvalid, act);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace detail
 
 /// out = act(conv(in, weights) + bias) as a packed GEMM. `in` is the padded input (its extents
@@ -192,6 +331,14 @@ template <StorageElement T,  ///< storage type of input and output; arithmetic i
 void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
                       const float* weights, const float* bias, const ConvGeometry& g,
                       const Act& act, float* workspace, int num_threads) {
+  // Pack 1 in and out: tiles along the planes (the channel tiles would scatter every store over
+  // kWidth planes, which also keeps two threads from scaling). A packed input stays on the
+  // channel tiles: its B values lie InPack apart, so gathering them costs more than it saves.
+  if constexpr (InPack == 1 && OutPack == 1 && kWidth >= 8) {
+    detail::convolution_gemm_pixels<T, InPack>(in, out, weights, bias, g, act, workspace,
+                                               num_threads);
+    return;
+  }
   const int m = out.c * OutPack;
   const int mblocks = (m + kBlockM - 1) / kBlockM;
   const int maxk = g.kernel_w * g.kernel_h;

@@ -19,6 +19,8 @@ struct Concat {
 
   using storage = all_storage;
   using packs = all_packs;
+  /// Only moves values: a graph runs it at the pack its inputs arrive in, not converting them.
+  static constexpr bool moves_data = true;
 
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
     if (in.empty()) return shape_error("expects at least one input blob");

@@ -40,6 +40,8 @@ struct Crop {
 
   using storage = all_storage;
   using packs = all_packs;
+  /// Only moves values: a graph runs it at the pack its inputs arrive in, not converting them.
+  static constexpr bool moves_data = true;
 
   /// A crop: offset and size along each ncnn axis (0 outermost).
   struct Box {

@@ -14,6 +14,8 @@ struct ShuffleChannel {
 
   using storage = all_storage;
   using packs = all_packs;
+  /// Only moves values: a graph runs it at the pack its inputs arrive in, not converting them.
+  static constexpr bool moves_data = true;
 
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
     if (ShapeCheck c = same_shape(in, out); !c.ok()) return c;

@@ -25,6 +25,8 @@ struct Slice {
 
   using storage = all_storage;
   using packs = all_packs;
+  /// Only moves values: a graph runs it at the pack its inputs arrive in, not converting them.
+  static constexpr bool moves_data = true;
 
   /// One output per part (the node's output count), each the input cut along axis.
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {

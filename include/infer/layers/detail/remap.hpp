@@ -139,6 +139,19 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
     return (std::size_t(sz) * s.inner[1] + std::size_t(sy)) * splane_w;
   };
 
+  // Whether the box is whole planes of both Mats taken as they are: a channel group then moves as
+  // one block (Concat and Slice along channels).
+  auto identity = [](const AxisMap& a, int src_extent, int dst_extent) {
+    if (a.offset != 0 || a.size() != src_extent || a.size() != dst_extent) return false;
+    for (int i = 0; i < a.size(); ++i)
+      if (a.src[static_cast<std::size_t>(i)] != i) return false;
+    return true;
+  };
+  const bool whole_planes = identity(*m[1], s.inner[0], d.inner[0]) &&
+                            identity(*m[2], s.inner[1], d.inner[1]) &&
+                            identity(*m[3], s.inner[2], d.inner[2]);
+  const std::size_t plane_values = std::size_t(d.inner[0]) * d.inner[1] * d.inner[2];
+
   const int g_first = c0 / dp, g_last = (c0 + nc - 1) / dp;
   // Threads only pay for themselves on large copies; small ones are most of a network's.
   const std::size_t values = std::size_t(nc) * bd * bh * bw;
@@ -164,6 +177,10 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
       const V* sgroup = whole >= 0
                             ? reinterpret_cast<const V*>(s.data) + std::size_t(whole) * s.gstep * sp
                             : nullptr;
+      if (sgroup && whole_planes) {
+        std::memcpy(dgroup, sgroup, plane_values * dp * sizeof(V));
+        continue;
+      }
       for (int z = 0; z < bd; ++z) {
         const int sz = m[1]->src[static_cast<std::size_t>(z)];
         for (int y = 0; y < bh; ++y) {
