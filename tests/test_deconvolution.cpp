@@ -1,7 +1,8 @@
 // Deconvolution against a scatter-form reference (each input pixel adds its weighted kernel into
 // the uncut output, then the border is cut): kernels, strides, dilations, asymmetric pads,
 // output_pad, output_w/h with -233/-234, no bias, every fused activation, fold_affine, weights
-// from ModelBinFromArrays and .bin bytes (f32 and f16 tags), and the error paths.
+// from ModelBinFromArrays and .bin bytes (f32 and f16 tags), and the error paths. Every case runs
+// the packed GEMM (Deconvolution::algorithm()); one case checks that it is the one prepared.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -196,6 +197,136 @@ TEST_CASE("Deconvolution 4x4 stride 2 pad 1", "[layer][deconvolution]") {
   p.channels = 8;
   p.num_output = 16;
   sweep(make_layer(p), "Deconvolution 4x4 s2 p1 8->16", shapes_with(8, {{4, 4}, {1, 3}}));
+}
+
+TEST_CASE("Deconvolution runs the packed GEMM on every group-1 shape", "[layer][deconvolution]") {
+  using infer::kernels::gemm::kAvailable;
+  STATIC_REQUIRE(Deconvolution::uses_gemm() == kAvailable);
+  STATIC_REQUIRE((Deconvolution::algorithm() == Deconvolution::Algorithm::gemm) == kAvailable);
+  // Kernels 2x2 to 4x4 and 3x2, strides 1 to 3, dilation 2 (with stride 2 it leaves odd output
+  // phases bias-only), cut pads and output_pad, channel counts that no pack or GEMM block divides
+  // (output packs 8, 4 and 1 under input pack 16), more than one 32-channel GEMM block (thread
+  // split), partial pixel tiles, 1x1 inputs, and wide maps (below).
+  struct Case {
+    const char* what;
+    Params p;
+    std::vector<Shape> shapes;
+  };
+  std::vector<Case> cases;
+  auto add = [&](const char* what, std::initializer_list<std::array<int, 2>> wh, auto edit) {
+    Params p;
+    edit(p);
+    cases.push_back({what, p, shapes_with(p.channels, wh)});
+  };
+  add("2x2 s2 24->40", {{7, 5}, {1, 1}, {13, 3}}, [](Params& p) {
+    p.channels = 24;
+    p.num_output = 40;
+    p.kernel_w = p.kernel_h = 2;
+    p.stride_w = p.stride_h = 2;
+  });
+  add("3x3 s1 p1 20->36 relu", {{9, 7}, {1, 3}}, [](Params& p) {
+    p.channels = 20;
+    p.num_output = 36;
+    p.pad_left = p.pad_right = p.pad_top = p.pad_bottom = 1;
+    p.act = 1;
+  });
+  add("4x4 s2 p1 12->33 leaky", {{5, 7}, {11, 6}}, [](Params& p) {
+    p.channels = 12;
+    p.num_output = 33;
+    p.kernel_w = p.kernel_h = 4;
+    p.stride_w = p.stride_h = 2;
+    p.pad_left = p.pad_right = p.pad_top = p.pad_bottom = 1;
+    p.act = 2;
+    p.act_params = {0.1f, 0.f};
+  });
+  add("3x3 s3 output_pad 2,1 16->20 no bias", {{4, 5}, {1, 1}}, [](Params& p) {
+    p.channels = 16;
+    p.num_output = 20;
+    p.stride_w = p.stride_h = 3;
+    p.output_pad_right = 2;
+    p.output_pad_bottom = 1;
+    p.bias = false;
+  });
+  add("4x4 s2 d2 pads 2,1,0,3 output_pad 1 8->48 hardswish", {{6, 5}, {1, 1}}, [](Params& p) {
+    p.channels = 8;
+    p.num_output = 48;
+    p.kernel_w = p.kernel_h = 4;
+    p.stride_w = p.stride_h = 2;
+    p.dilation_w = p.dilation_h = 2;
+    p.pad_left = 2;
+    p.pad_right = 1;
+    p.pad_top = 0;
+    p.pad_bottom = 3;
+    p.output_pad_right = p.output_pad_bottom = 1;
+    p.act = 6;
+    p.act_params = {0.2f, 0.5f};
+  });
+  add("3x3 s2 d2 5->17", {{5, 4}}, [](Params& p) {
+    p.channels = 5;
+    p.num_output = 17;
+    p.stride_w = p.stride_h = 2;
+    p.dilation_w = p.dilation_h = 2;
+  });
+  add("3x2 s3x2 d1x2 32->64", {{10, 9}, {3, 1}}, [](Params& p) {
+    p.channels = 32;
+    p.num_output = 64;
+    p.kernel_h = 2;
+    p.stride_w = 3;
+    p.stride_h = 2;
+    p.dilation_h = 2;
+  });
+  // Outputs over 1000 wide: the accumulator holds a few output rows, so the input is walked in
+  // bands whose shared rows carry over; rows cut at the top; output_pad rows past the last band's
+  // reach (stride 1, output_pad 3) are bias alone.
+  add("4x4 s2 pads 1,2,3,1 wide 8->40", {{600, 9}}, [](Params& p) {
+    p.channels = 8;
+    p.num_output = 40;
+    p.kernel_w = p.kernel_h = 4;
+    p.stride_w = p.stride_h = 2;
+    p.pad_left = 1;
+    p.pad_right = 2;
+    p.pad_top = 3;
+    p.pad_bottom = 1;
+  });
+  add("3x3 s1 pad_top 2 output_pad 0,3 wide 4->8", {{1100, 5}}, [](Params& p) {
+    p.channels = 4;
+    p.num_output = 8;
+    p.pad_top = 2;
+    p.output_pad_bottom = 3;
+  });
+  for (const Case& c : cases) {
+    const Deconvolution d = make_layer(c.p);
+    if constexpr (kAvailable) {
+      // prepare lays the weights out as GEMM blocks, the only layout forward<.., Pack> accepts.
+      for (int pack : {1, 4, 8, 16}) {
+        INFO(c.what << " pack " << pack);
+        Deconvolution prepared = d;
+        REQUIRE(prepared.prepare(ElemType::f32, pack, Option{}).ok());
+        REQUIRE(prepared.packed_blocks.empty());
+        REQUIRE(prepared.packed_weight.size() ==
+                infer::kernels::deconvolution_gemm_weights_size(c.p.channels, c.p.num_output,
+                                                                c.p.kernel_w * c.p.kernel_h));
+        REQUIRE(prepared.packed_bias.size() == infer::kernels::gemm::bias_size(c.p.num_output));
+      }
+    }
+    sweep(d, fmt::format("Deconvolution GEMM {}", c.what), c.shapes);
+  }
+}
+
+TEST_CASE("Deconvolution's forward refuses weights laid out for the direct kernel",
+          "[layer][deconvolution]") {
+  if constexpr (infer::kernels::gemm::kAvailable) {
+    Params p;
+    p.channels = 16;
+    p.num_output = 16;
+    Deconvolution d = make_layer(p);
+    REQUIRE(infer::layers::detail::deconv_prepare(d, 1, 16, "Deconvolution").ok());
+    Mat in(Shape::of(3, 3, 16), ElemType::f32, 16), out;
+    in.fill(1.f);
+    const infer::Status st = d.forward<float, 16>(in, out, Option{});
+    REQUIRE_FALSE(st.ok());
+    REQUIRE_THAT(st.message(), Catch::Contains("weights are not prepared for pack 16"));
+  }
 }
 
 TEST_CASE("Deconvolution takes ncnn's defaults for the parameters it leaves unset",
