@@ -1,10 +1,11 @@
 # Flags for this project's own targets (tests, benchmarks, examples, compile-fail cases). They are
 # never put on the exported infer::infer target, so consumers choose their own.
 
-# infer_project_target(<target>)
-#   Strict warnings as errors, standard C++ without GNU extensions, -march=native when INFER_NATIVE,
-#   ASan + UBSan (compile and link) when INFER_SANITIZE.
+# infer_project_target(<target> [ARCH <march>])
+#   Strict warnings as errors, standard C++ without GNU extensions, -march=<march> when given, else
+#   -march=native when INFER_NATIVE, ASan + UBSan (compile and link) when INFER_SANITIZE.
 function(infer_project_target tgt)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH" "")
   set_target_properties(${tgt} PROPERTIES CXX_EXTENSIONS OFF)
   target_compile_options(${tgt} PRIVATE -Wall -Wextra -Wpedantic -Werror)
   # GCC 12 reports its own AVX-512 intrinsics (the `__Y` of _mm512_undefined_*) as "may be used
@@ -12,7 +13,9 @@ function(infer_project_target tgt)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${tgt} PRIVATE -Wno-maybe-uninitialized)
   endif()
-  if(INFER_NATIVE)
+  if(arg_ARCH)
+    target_compile_options(${tgt} PRIVATE -march=${arg_ARCH})
+  elseif(INFER_NATIVE)
     target_compile_options(${tgt} PRIVATE -march=native)
   endif()
   if(INFER_SANITIZE)
