@@ -228,19 +228,27 @@ inline void tile_pixels(const TB* b, std::size_t kstride, std::size_t k_total, c
 }
 
 /// Gathers pixels n0 .. n0 + kPixTileN of the im2col matrix into `panel` as [k][kPixTileN] floats
-/// (zeros past n_total), k in pack_weights' order (input group, kernel position, lane).
+/// (zeros past n_total), k in pack_weights' order (input group, kernel position, lane). The tile's
+/// pixels are runs along output rows; a run reads its input row at a constant step.
 template <StorageElement T, int InPack>
 void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int outw,
                       std::size_t n0, std::size_t n_total, float* panel) {
-  std::size_t offset[kPixTileN];
-  int nvalid = 0;
-  for (int j = 0; j < kPixTileN; ++j) {
-    const std::size_t n = n0 + std::size_t(j);
-    if (n >= n_total) break;
+  struct Run {
+    int j, len;
+    std::size_t offset;  ///< of the run's first pixel's window origin, in values
+  };
+  Run runs[kPixTileN];
+  int nruns = 0, nvalid = 0;
+  for (std::size_t n = n0; n < std::min(n_total, n0 + kPixTileN);) {
     const std::size_t oy = n / std::size_t(outw), ox = n % std::size_t(outw);
-    offset[j] = (oy * g.stride_h * std::size_t(in.w) + ox * g.stride_w) * InPack;
-    nvalid = j + 1;
+    const int len = int(std::min<std::size_t>({std::size_t(outw) - ox, n_total - n,
+                                               n0 + kPixTileN - n}));
+    runs[nruns++] = {int(n - n0), len,
+                     (oy * g.stride_h * std::size_t(in.w) + ox * g.stride_w) * InPack};
+    n += std::size_t(len);
+    nvalid += len;
   }
+  const std::size_t step = std::size_t(g.stride_w) * InPack;
   for (int q = 0; q < in.c; ++q) {
     const T* plane = in.channel(q);
     for (int ky = 0; ky < g.kernel_h; ++ky) {
@@ -248,7 +256,15 @@ void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int o
         const T* s0 = plane + (std::size_t(ky) * g.dilation_h * in.w +
                                std::size_t(kx) * g.dilation_w) * InPack;
         for (int i = 0; i < InPack; ++i, panel += kPixTileN) {
-          for (int j = 0; j < nvalid; ++j) panel[j] = to_f32(s0[offset[j] + i]);
+          for (int r = 0; r < nruns; ++r) {
+            const T* src = s0 + runs[r].offset + i;
+            float* dst = panel + runs[r].j;
+            if (step == 1) {
+              for (int t = 0; t < runs[r].len; ++t) dst[t] = to_f32(src[t]);
+            } else {
+              for (int t = 0; t < runs[r].len; ++t) dst[t] = to_f32(src[std::size_t(t) * step]);
+            }
+          }
           for (int j = nvalid; j < kPixTileN; ++j) panel[j] = 0.f;
         }
       }
