@@ -186,6 +186,31 @@ void pack_tile(const MatView<T, InPack>& in, const ConvGeometry& g, int outw, st
   }
 }
 
+/// Runs f(panel, t0, t1) over the register tiles [0, ntiles) in chunks of at most max_chunk
+/// tiles (at least two chunks per thread when there are enough), threads taking chunks as they
+/// finish; `panel` is the calling thread's workspace_per_thread(k_total) floats of `workspace`.
+template <class F>
+void for_each_chunk(std::size_t ntiles, std::size_t max_chunk, int threads, float* workspace,
+                    std::size_t k_total, const F& f) {
+  const std::size_t chunk_tiles =
+      std::clamp<std::size_t>(ntiles / std::size_t(2 * threads), 1, max_chunk);
+  const std::size_t nchunks = (ntiles + chunk_tiles - 1) / chunk_tiles;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+#ifdef _OPENMP
+    float* panel =
+        workspace + std::size_t(omp_get_thread_num()) * workspace_per_thread(int(k_total));
+#else
+    float* panel = workspace;
+#endif
+#pragma omp for schedule(dynamic)
+    for (std::size_t chunk = 0; chunk < nchunks; ++chunk) {
+      const std::size_t t0 = chunk * chunk_tiles;
+      f(panel, t0, std::min(ntiles, t0 + chunk_tiles));
+    }
+  }
+}
+
 /// The pack-1-output tile: output channels m0 .. m0 + kPixRows (weights a[k * kBlockM + r]) by
 /// pixels n0 .. n0 + nvalid, each accumulator a run of kWidth pixels of one channel, stored
 /// whole. B value (k, pixel j) is b[k * kstride + j].
@@ -231,8 +256,8 @@ inline void tile_pixels(const TB* b, std::size_t kstride, std::size_t k_total, c
 /// (zeros past n_total), k in pack_weights' order (input group, kernel position, lane). The tile's
 /// pixels are runs along output rows; a run reads its input row at a constant step.
 template <StorageElement T, int InPack>
-void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int outw,
-                      std::size_t n0, std::size_t n_total, float* panel) {
+void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int outw, std::size_t n0,
+                      std::size_t n_total, float* panel) {
   struct Run {
     int j, len;
     std::size_t offset;  ///< of the run's first pixel's window origin, in values
@@ -241,8 +266,8 @@ void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int o
   int nruns = 0, nvalid = 0;
   for (std::size_t n = n0; n < std::min(n_total, n0 + kPixTileN);) {
     const std::size_t oy = n / std::size_t(outw), ox = n % std::size_t(outw);
-    const int len = int(std::min<std::size_t>({std::size_t(outw) - ox, n_total - n,
-                                               n0 + kPixTileN - n}));
+    const int len =
+        int(std::min<std::size_t>({std::size_t(outw) - ox, n_total - n, n0 + kPixTileN - n}));
     runs[nruns++] = {int(n - n0), len,
                      (oy * g.stride_h * std::size_t(in.w) + ox * g.stride_w) * InPack};
     n += std::size_t(len);
@@ -253,8 +278,9 @@ void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int o
     const T* plane = in.channel(q);
     for (int ky = 0; ky < g.kernel_h; ++ky) {
       for (int kx = 0; kx < g.kernel_w; ++kx) {
-        const T* s0 = plane + (std::size_t(ky) * g.dilation_h * in.w +
-                               std::size_t(kx) * g.dilation_w) * InPack;
+        const T* s0 =
+            plane +
+            (std::size_t(ky) * g.dilation_h * in.w + std::size_t(kx) * g.dilation_w) * InPack;
         for (int i = 0; i < InPack; ++i, panel += kPixTileN) {
           for (int r = 0; r < nruns; ++r) {
             const T* src = s0 + runs[r].offset + i;
@@ -272,9 +298,9 @@ void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int o
   }
 }
 
-/// convolution_gemm for pack-1 inputs and outputs: tiles of consecutive pixels (vectors along the output
-/// planes) instead of consecutive channels, so every store is a whole vector of one plane. A 1x1
-/// stride-1 pack-1 input is read in place (its planes are the B rows).
+/// convolution_gemm for pack-1 inputs and outputs: tiles of consecutive pixels (vectors along the
+/// output planes) instead of consecutive channels, so every store is a whole vector of one plane. A
+/// 1x1 stride-1 pack-1 input is read in place (its planes are the B rows).
 template <StorageElement T, int InPack, class Act>
 void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& out,
                              const float* weights, const float* bias, const ConvGeometry& g,
@@ -291,47 +317,34 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
       kernels::detail::worth_threads(std::size_t(m) * k_total * n_total) ? num_threads : 1;
   // As many pixels per chunk as convolution_gemm's chunks hold (the same workspace).
   constexpr std::size_t kMaxChunk = std::max(1, kChunkTiles * kTileN / kPixTileN);
-  const std::size_t chunk_tiles =
-      std::clamp<std::size_t>(ntiles / std::size_t(2 * threads), 1, kMaxChunk);
-  const std::size_t nchunks = (ntiles + chunk_tiles - 1) / chunk_tiles;
   const std::size_t tile_floats = k_total * kPixTileN;
   const std::size_t block_floats = k_total * kBlockM;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-#ifdef _OPENMP
-    float* panel =
-        workspace + std::size_t(omp_get_thread_num()) * workspace_per_thread(int(k_total));
-#else
-    float* panel = workspace;
-#endif
-#pragma omp for schedule(dynamic)
-    for (std::size_t chunk = 0; chunk < nchunks; ++chunk) {
-      const std::size_t t0 = chunk * chunk_tiles;
-      const std::size_t t1 = std::min(ntiles, t0 + chunk_tiles);
-      for (std::size_t t = t0; t < t1; ++t) {
-        const std::size_t n0 = t * kPixTileN;
-        const bool direct = in_place && n0 + kPixTileN <= n_total;
-        if (!direct)
-          pack_tile_pixels<T, InPack>(in, g, out.w, n0, n_total, panel + (t - t0) * tile_floats);
-      }
-      for (int mb = 0; mb < mblocks; ++mb) {
-        for (int r0 = 0; r0 < kBlockM && mb * kBlockM + r0 < m; r0 += kPixRows) {
-          const float* a = weights + std::size_t(mb) * block_floats + r0;
-          const float* bb = bias + std::size_t(mb) * kBlockM + r0;
-          const int m0 = mb * kBlockM + r0;
-          for (std::size_t t = t0; t < t1; ++t) {
-            const std::size_t n0 = t * kPixTileN;
-            const int nvalid = int(std::min<std::size_t>(kPixTileN, n_total - n0));
-            if (in_place && nvalid == kPixTileN)
-              tile_pixels<T>(in.data + n0, in.cstep, k_total, a, bb, out, m0, m, n0, nvalid, act);
-            else
-              tile_pixels<T>(panel + (t - t0) * tile_floats, std::size_t(kPixTileN), k_total, a,
-                             bb, out, m0, m, n0, nvalid, act);
+  for_each_chunk(
+      ntiles, kMaxChunk, threads, workspace, k_total,
+      [&](float* panel, std::size_t t0, std::size_t t1) {
+        for (std::size_t t = t0; t < t1; ++t) {
+          const std::size_t n0 = t * kPixTileN;
+          const bool direct = in_place && n0 + kPixTileN <= n_total;
+          if (!direct)
+            pack_tile_pixels<T, InPack>(in, g, out.w, n0, n_total, panel + (t - t0) * tile_floats);
+        }
+        for (int mb = 0; mb < mblocks; ++mb) {
+          for (int r0 = 0; r0 < kBlockM && mb * kBlockM + r0 < m; r0 += kPixRows) {
+            const float* a = weights + std::size_t(mb) * block_floats + r0;
+            const float* bb = bias + std::size_t(mb) * kBlockM + r0;
+            const int m0 = mb * kBlockM + r0;
+            for (std::size_t t = t0; t < t1; ++t) {
+              const std::size_t n0 = t * kPixTileN;
+              const int nvalid = int(std::min<std::size_t>(kPixTileN, n_total - n0));
+              if (in_place && nvalid == kPixTileN)
+                tile_pixels<T>(in.data + n0, in.cstep, k_total, a, bb, out, m0, m, n0, nvalid, act);
+              else
+                tile_pixels<T>(panel + (t - t0) * tile_floats, std::size_t(kPixTileN), k_total, a,
+                               bb, out, m0, m, n0, nvalid, act);
+            }
           }
         }
-      }
-    }
-  }
+      });
 }
 
 }  // namespace detail
@@ -366,46 +379,33 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
   const bool in_place = maxk == 1 && g.stride_w == 1 && g.stride_h == 1 && in.w == out.w;
   const int threads =
       kernels::detail::worth_threads(std::size_t(m) * k_total * n_total) ? num_threads : 1;
-  const std::size_t chunk_tiles =
-      std::clamp<std::size_t>(ntiles / std::size_t(2 * threads), 1, kChunkTiles);
-  const std::size_t nchunks = (ntiles + chunk_tiles - 1) / chunk_tiles;
   const std::size_t tile_floats = std::size_t(kgroups) * kTileN * InPack;
   const std::size_t block_floats = k_total * kBlockM;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-#ifdef _OPENMP
-    float* panel =
-        workspace + std::size_t(omp_get_thread_num()) * workspace_per_thread(int(k_total));
-#else
-    float* panel = workspace;
-#endif
-#pragma omp for schedule(dynamic)
-    for (std::size_t chunk = 0; chunk < nchunks; ++chunk) {
-      const std::size_t t0 = chunk * chunk_tiles;
-      const std::size_t t1 = std::min(ntiles, t0 + chunk_tiles);
-      if (!in_place)
-        for (std::size_t t = t0; t < t1; ++t)
-          detail::pack_tile<T, InPack>(in, g, out.w, t * kTileN, n_total,
-                                       panel + (t - t0) * tile_floats);
-      for (int mb = 0; mb < mblocks; ++mb) {
-        const float* a = weights + std::size_t(mb) * block_floats;
-        const float* bb = bias + std::size_t(mb) * kBlockM;
-        for (std::size_t t = t0; t < t1; ++t) {
-          const std::size_t n0 = t * kTileN;
-          const int nvalid = int(std::min<std::size_t>(kTileN, n_total - n0));
-          if (in_place && nvalid == kTileN) {
-            detail::tile<T, OutPack, T, InPack>(in.data + n0 * InPack, in.cstep * InPack, in.c, a,
-                                                bb, out, mb * kBlockM, m, n0, nvalid, act);
-          } else {
-            float* p = panel + (t - t0) * tile_floats;
-            if (in_place && mb == 0) detail::pack_tile<T, InPack>(in, g, out.w, n0, n_total, p);
-            detail::tile<T, OutPack, float, InPack>(p, std::size_t(kTileN) * InPack, kgroups, a, bb,
-                                                    out, mb * kBlockM, m, n0, nvalid, act);
+  detail::for_each_chunk(
+      ntiles, kChunkTiles, threads, workspace, k_total,
+      [&](float* panel, std::size_t t0, std::size_t t1) {
+        if (!in_place)
+          for (std::size_t t = t0; t < t1; ++t)
+            detail::pack_tile<T, InPack>(in, g, out.w, t * kTileN, n_total,
+                                         panel + (t - t0) * tile_floats);
+        for (int mb = 0; mb < mblocks; ++mb) {
+          const float* a = weights + std::size_t(mb) * block_floats;
+          const float* bb = bias + std::size_t(mb) * kBlockM;
+          for (std::size_t t = t0; t < t1; ++t) {
+            const std::size_t n0 = t * kTileN;
+            const int nvalid = int(std::min<std::size_t>(kTileN, n_total - n0));
+            if (in_place && nvalid == kTileN) {
+              detail::tile<T, OutPack, T, InPack>(in.data + n0 * InPack, in.cstep * InPack, in.c, a,
+                                                  bb, out, mb * kBlockM, m, n0, nvalid, act);
+            } else {
+              float* p = panel + (t - t0) * tile_floats;
+              if (in_place && mb == 0) detail::pack_tile<T, InPack>(in, g, out.w, n0, n_total, p);
+              detail::tile<T, OutPack, float, InPack>(p, std::size_t(kTileN) * InPack, kgroups, a,
+                                                      bb, out, mb * kBlockM, m, n0, nvalid, act);
+            }
           }
         }
-      }
-    }
-  }
+      });
 }
 
 }  // namespace gemm
