@@ -3,6 +3,9 @@
 // registers (each input vector is loaded once per tile and feeds every output it touches); the
 // border pixels, whose windows reach into the padding, take a bounds-checked path. Skipping the
 // padded copy matters: these layers are memory-bound, and the copy doubles their input traffic.
+// 5x5 stride 1 does 25 multiply-adds per output and is bound by the FMA units instead: its 25
+// weight vectors would leave the row kernel few accumulators, and a quarter of a 14x14 map is
+// border, so it runs through a per-thread ring of padded f32 input rows in tiles of 16 outputs.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +14,9 @@
 #include <infer/kernels/convolution.hpp>
 #include <infer/mat.hpp>
 #include <infer/simd.hpp>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace infer::kernels {
 
@@ -164,6 +170,222 @@ void convolution_depthwise_kxk(const MatView<T, Pack>& in, const MatView<T, Pack
   }
 }
 
+namespace detail {
+
+/// Output pixels per tile of the ring-buffer kernel: its weights are loaded one kernel row at a
+/// time, so the registers go to accumulators (16 of 32 with AVX-512, 8 of 16 below).
+inline constexpr int kRingTile = simd::max_width >= 16 ? 16 : 8;
+
+/// N outputs of lane block `w`'s kernel from the float ring rows `rows[ky]` (each starting at the
+/// first input of the first output); the first `count` are stored.
+template <int N, int K, int S, class L, StorageElement T, class Act>
+inline void ring_tile(const float* const* rows, std::size_t x, const float* w, typename L::Vec bias,
+                      const Act& act, T* dst, int count) {
+  using Vec = typename L::Vec;
+  constexpr int P = L::W * L::blocks;  // floats per pixel in a ring row
+  Vec acc[N];
+#pragma GCC unroll 16
+  for (int o = 0; o < N; ++o) acc[o] = bias;
+  // One kernel row per iteration, not unrolled: the accumulators stay in registers across it
+  // while each iteration loads its K weights (fully unrolled, GCC spills the accumulators).
+#pragma GCC unroll 1
+  for (int ky = 0; ky < K; ++ky) {
+    Vec wk[K];
+#pragma GCC unroll 8
+    for (int kx = 0; kx < K; ++kx) wk[kx] = L::load(w + std::size_t(ky * K + kx) * P);
+    const float* r = rows[ky] + x * P;
+#pragma GCC unroll 64
+    for (int i = 0; i < (N - 1) * S + K; ++i) {
+      const Vec v = L::load(r + std::size_t(i) * P);
+#pragma GCC unroll 16
+      for (int o = 0; o < N; ++o) {
+        const int kx = i - o * S;
+        if (kx >= 0 && kx < K) acc[o] = L::fma(v, wk[kx], acc[o]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int o = 0; o < N; ++o)
+    if (o < count) L::store(dst + std::size_t(o) * P, act(acc[o]));
+}
+
+}  // namespace detail
+
+/// How convolution_depthwise_ring splits its work: output rows per item and the floats of one
+/// thread's ring (K rows of the padded input, in f32, wide enough for whole tiles).
+struct DepthwiseRing {
+  int band = 0;  ///< output rows per item
+  int cols = 0;  ///< pixels per ring row
+  std::size_t floats = 0;    ///< workspace floats per thread: the ring and a guard gap
+
+  /// Floats between the rings of two threads beyond the ring itself. Measured: rings adjacent
+  /// in memory ran two threads no faster than one (each core's prefetchers pull in lines of the
+  /// other's ring, which then bounce between the cores); 64 KiB apart, they scale.
+  static constexpr std::size_t kGuard = std::size_t(16) << 10;
+
+  /// The split for a K x K stride S kernel over out_w x out_h outputs of `groups` channel groups
+  /// of Pack lanes on `threads` threads.
+  template <int K, int S, int Pack>
+  static DepthwiseRing plan(int out_w, int out_h, int groups, int threads) {
+    constexpr int N = detail::kRingTile;
+    DepthwiseRing r;
+    const int tiles = (out_w + N - 1) / N;
+    r.cols = (tiles * N - 1) * S + K;
+    r.floats = std::size_t(K) * std::size_t(r.cols) * Pack + kGuard;
+    // Whole channel planes per item where there are enough of them for every thread to take
+    // several; otherwise bands of rows (each repeats K - S input rows).
+    const int want = threads > 1 ? 16 * threads : 1;
+    const int bands = groups >= want ? 1 : std::min(out_h, (want + groups - 1) / groups);
+    r.band = (out_h + bands - 1) / bands;
+    return r;
+  }
+};
+
+/// Depthwise K x K stride S, as convolution_depthwise_kxk computes it, through a ring of K input
+/// rows per thread: each input row is converted to f32 once, with the pads around it, so every
+/// output (the borders too) runs in full register tiles of kRingTile pixels whose weights are
+/// loaded one kernel row at a time. `workspace` holds threads x ring.floats floats, `ring` comes
+/// from DepthwiseRing::plan<K, S, Pack>(out.w, out.h, out.c, threads).
+template <StorageElement T, int Pack, int K, int S, class Act>
+void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
+                                const float* weights, const float* bias, const DepthwisePads& pads,
+                                const Act& act, const DepthwiseRing& ring, float* workspace,
+                                int num_threads) {
+  using L = detail::Lanes<Pack>;
+  using Vec = typename L::Vec;
+  constexpr int N = detail::kRingTile;
+  const int groups = out.c, outh = out.h, outw = out.w;
+  const int bands = (outh + ring.band - 1) / ring.band;
+  const long items = long(groups) * bands;
+  const std::size_t row_floats = std::size_t(ring.cols) * Pack;
+  const std::size_t work = std::size_t(outw) * outh * groups * K * K * Pack;
+  const int threads = num_threads > 1 && work >= kDepthwiseThreadWork ? num_threads : 1;
+
+  const auto run_item = [&](long item, float* buf) {
+    const int q = int(item / bands), band = int(item % bands);
+    const int y0 = band * ring.band, y1 = std::min(outh, y0 + ring.band);
+    const T* plane = in.channel(q);
+    // Padded input row iy (counted from the top of the pads) lives in ring row iy % K, as f32,
+    // its pads written around it.
+    const auto fill = [&](int iy) {
+      float* dst = buf + std::size_t(iy % K) * row_floats;
+      const int y = iy - pads.top;
+      int x = 0;
+      if (y >= 0 && y < in.h) {
+        const int left = std::min(pads.left, ring.cols);
+        for (; x < left; ++x)
+          for (int l = 0; l < Pack; ++l) dst[std::size_t(x) * Pack + l] = pads.value;
+        const int n = std::min(in.w, ring.cols - x);
+        // Vector loads and stores, not memcpy: glibc's copy of these few-KiB rows takes
+        // `rep movsb`, measured several times slower than this loop on AMD Zen.
+        const T* src = plane + std::size_t(y) * in.w * Pack;
+        float* to = dst + std::size_t(x) * Pack;
+        for (std::size_t i = 0; i < std::size_t(n) * Pack; i += L::W)
+          L::store(to + i, L::load(src + i));
+        x += n;
+      }
+      for (std::size_t i = std::size_t(x) * Pack; i < row_floats; ++i) dst[i] = pads.value;
+    };
+    int filled = y0 * S;  // the next padded row to bring into the ring
+    for (int y = y0; y < y1; ++y) {
+      const int iy0 = y * S;
+      for (; filled < iy0 + K; ++filled) fill(filled);
+      const float* rows[K];
+      for (int ky = 0; ky < K; ++ky) rows[ky] = buf + std::size_t((iy0 + ky) % K) * row_floats;
+      // Ask for the input rows the next output row brings in while this one computes: the
+      // copy into the ring would otherwise wait on them with nothing to overlap.
+      for (int iy = iy0 + K; iy < iy0 + K + S; ++iy) {
+        const int yy = iy - pads.top;
+        if (yy < 0 || yy >= in.h) continue;
+        const char* p = reinterpret_cast<const char*>(plane + std::size_t(yy) * in.w * Pack);
+        const std::size_t bytes = std::size_t(in.w) * Pack * sizeof(T);
+        for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+      }
+      T* dst = out.row(q, y);
+      for (int b = 0; b < L::blocks; ++b) {
+        const float* w = weights + std::size_t(q) * K * K * Pack + b * L::W;
+        const Vec bv = L::load(bias + std::size_t(q) * Pack + b * L::W);
+        const float* lane_rows[K];
+        for (int ky = 0; ky < K; ++ky) lane_rows[ky] = rows[ky] + b * L::W;
+        T* d = dst + b * L::W;
+        int x = 0;
+        for (; x + N <= outw; x += N)
+          detail::ring_tile<N, K, S, L>(lane_rows, std::size_t(x * S), w, bv, act,
+                                        d + std::size_t(x) * Pack, N);
+        // The rest in one tile of the next quarter of N up (28 = 16 + 12, 14 = 16 less 2).
+        const int left = outw - x;
+        const auto rest = [&]<int M>() {
+          detail::ring_tile<M, K, S, L>(lane_rows, std::size_t(x * S), w, bv, act,
+                                        d + std::size_t(x) * Pack, left);
+        };
+        if (left > 3 * N / 4)
+          rest.template operator()<N>();
+        else if (left > N / 2)
+          rest.template operator()<3 * N / 4>();
+        else if (left > N / 4)
+          rest.template operator()<N / 2>();
+        else if (left > 0)
+          rest.template operator()<N / 4>();
+      }
+    }
+  };
+  if (threads > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long item = 0; item < items; ++item) {
+#ifdef _OPENMP
+      float* buf = workspace + std::size_t(omp_get_thread_num()) * ring.floats;
+#else
+      float* buf = workspace;
+#endif
+      run_item(item, buf);
+    }
+  } else {
+    for (long item = 0; item < items; ++item) run_item(item, workspace);
+  }
+}
+
+/// Calls f.template operator()<K, S>() for geometry g, which depthwise_kxk_supported accepts.
+template <class F>
+decltype(auto) with_depthwise_kernel(const ConvGeometry& g, F&& f) {
+  if (g.kernel_w == 3) {
+    if (g.stride_w == 1) return f.template operator()<3, 1>();
+    return f.template operator()<3, 2>();
+  }
+  if (g.stride_w == 1) return f.template operator()<5, 1>();
+  return f.template operator()<5, 2>();
+}
+
+/// Whether geometry g runs convolution_depthwise_ring rather than convolution_depthwise_kxk:
+/// 5x5 stride 1, whose 25 weight vectors leave the row kernel too few registers for its tiles
+/// (and whose borders, a quarter of a 14x14 map, would run one pixel at a time there). Measured on
+/// EfficientNet-B0's shapes: 5x5 stride 1 runs 1.4x faster through the ring; stride 2, which
+/// reads four inputs per output and is bound by memory, and 3x3 run faster without the copy.
+constexpr bool depthwise_ring_preferred(const ConvGeometry& g) {
+  return depthwise_kxk_supported(g) && g.kernel_w == 5 && g.stride_w == 1;
+}
+
+/// DepthwiseRing::plan for geometry g (depthwise_kxk_supported).
+template <int Pack>
+DepthwiseRing depthwise_ring_plan(const ConvGeometry& g, int out_w, int out_h, int groups,
+                                  int threads) {
+  return with_depthwise_kernel(g, [&]<int K, int S>() {
+    return DepthwiseRing::plan<K, S, Pack>(out_w, out_h, groups, threads);
+  });
+}
+
+/// convolution_depthwise_ring for geometry g (depthwise_kxk_supported); `ring` from
+/// depthwise_ring_plan with the same arguments.
+template <StorageElement T, int Pack, class Act>
+void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
+                                const float* weights, const float* bias, const ConvGeometry& g,
+                                const DepthwisePads& pads, const Act& act,
+                                const DepthwiseRing& ring, float* workspace, int num_threads) {
+  with_depthwise_kernel(g, [&]<int K, int S>() {
+    convolution_depthwise_ring<T, Pack, K, S>(in, out, weights, bias, pads, act, ring, workspace,
+                                              num_threads);
+  });
+}
+
 /// Runs convolution_depthwise_kxk for geometry `g` and returns true, or returns false (doing
 /// nothing) where depthwise_kxk_supported(g) is false.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
@@ -173,22 +395,9 @@ bool convolution_depthwise_fast(const MatView<T, Pack>& in, const MatView<T, Pac
                                 const float* weights, const float* bias, const ConvGeometry& g,
                                 const DepthwisePads& pads, const Act& act, int num_threads) {
   if (!depthwise_kxk_supported(g)) return false;
-  const auto run = [&]<int K, int S>() {
+  with_depthwise_kernel(g, [&]<int K, int S>() {
     convolution_depthwise_kxk<T, Pack, K, S>(in, out, weights, bias, pads, act, num_threads);
-  };
-  if (g.kernel_w == 3) {
-    if (g.stride_w == 1) {
-      run.template operator()<3, 1>();
-    } else {
-      run.template operator()<3, 2>();
-    }
-  } else {
-    if (g.stride_w == 1) {
-      run.template operator()<5, 1>();
-    } else {
-      run.template operator()<5, 2>();
-    }
-  }
+  });
   return true;
 }
 
