@@ -186,8 +186,8 @@ inline void ring_tile(const float* const* rows, std::size_t x, const float* w, t
   Vec acc[N];
 #pragma GCC unroll 16
   for (int o = 0; o < N; ++o) acc[o] = bias;
-  // One kernel row per iteration, not unrolled: the accumulators stay in registers across it
-  // while each iteration loads its K weights (fully unrolled, GCC spills the accumulators).
+    // One kernel row per iteration, not unrolled: the accumulators stay in registers across it
+    // while each iteration loads its K weights (fully unrolled, GCC spills the accumulators).
 #pragma GCC unroll 1
   for (int ky = 0; ky < K; ++ky) {
     Vec wk[K];
@@ -214,9 +214,9 @@ inline void ring_tile(const float* const* rows, std::size_t x, const float* w, t
 /// How convolution_depthwise_ring splits its work: output rows per item and the floats of one
 /// thread's ring (K rows of the padded input, in f32, wide enough for whole tiles).
 struct DepthwiseRing {
-  int band = 0;  ///< output rows per item
-  int cols = 0;  ///< pixels per ring row
-  std::size_t floats = 0;    ///< workspace floats per thread: the ring and a guard gap
+  int band = 0;            ///< output rows per item
+  int cols = 0;            ///< pixels per ring row
+  std::size_t floats = 0;  ///< workspace floats per thread: the ring and a guard gap
 
   /// Floats between the rings of two threads beyond the ring itself. Measured: rings adjacent
   /// in memory ran two threads no faster than one (each core's prefetchers pull in lines of the
@@ -364,39 +364,26 @@ constexpr bool depthwise_ring_preferred(const ConvGeometry& g) {
   return depthwise_kxk_supported(g) && g.kernel_w == 5 && g.stride_w == 1;
 }
 
-/// DepthwiseRing::plan for geometry g (depthwise_kxk_supported).
-template <int Pack>
-DepthwiseRing depthwise_ring_plan(const ConvGeometry& g, int out_w, int out_h, int groups,
-                                  int threads) {
-  return with_depthwise_kernel(g, [&]<int K, int S>() {
-    return DepthwiseRing::plan<K, S, Pack>(out_w, out_h, groups, threads);
-  });
-}
-
-/// convolution_depthwise_ring for geometry g (depthwise_kxk_supported); `ring` from
-/// depthwise_ring_plan with the same arguments.
-template <StorageElement T, int Pack, class Act>
-void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
-                                const float* weights, const float* bias, const ConvGeometry& g,
-                                const DepthwisePads& pads, const Act& act,
-                                const DepthwiseRing& ring, float* workspace, int num_threads) {
-  with_depthwise_kernel(g, [&]<int K, int S>() {
-    convolution_depthwise_ring<T, Pack, K, S>(in, out, weights, bias, pads, act, ring, workspace,
-                                              num_threads);
-  });
-}
-
-/// Runs convolution_depthwise_kxk for geometry `g` and returns true, or returns false (doing
-/// nothing) where depthwise_kxk_supported(g) is false.
+/// Runs the kernel for geometry `g` and returns true, or returns false (doing nothing) where
+/// depthwise_kxk_supported(g) is false: convolution_depthwise_ring where
+/// depthwise_ring_preferred(g), with `ring` from DepthwiseRing::plan<5, 1, Pack>(out.w, out.h,
+/// out.c, num_threads) and `workspace` of num_threads x ring.floats floats (unused otherwise),
+/// else convolution_depthwise_kxk.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
           int Pack,          ///< lanes of a channel group (vectorized)
           class Act>         ///< epilogue activation, callable on float and on simd batches
 bool convolution_depthwise_fast(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                                 const float* weights, const float* bias, const ConvGeometry& g,
-                                const DepthwisePads& pads, const Act& act, int num_threads) {
+                                const DepthwisePads& pads, const Act& act, int num_threads,
+                                const DepthwiseRing& ring = {}, float* workspace = nullptr) {
   if (!depthwise_kxk_supported(g)) return false;
   with_depthwise_kernel(g, [&]<int K, int S>() {
-    convolution_depthwise_kxk<T, Pack, K, S>(in, out, weights, bias, pads, act, num_threads);
+    if constexpr (K == 5 && S == 1) {
+      convolution_depthwise_ring<T, Pack, K, S>(in, out, weights, bias, pads, act, ring, workspace,
+                                                num_threads);
+    } else {
+      convolution_depthwise_kxk<T, Pack, K, S>(in, out, weights, bias, pads, act, num_threads);
+    }
   });
   return true;
 }

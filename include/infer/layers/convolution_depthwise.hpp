@@ -252,27 +252,23 @@ struct ConvolutionDepthWise {
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
-    // Depthwise 5x5 (stride 1 / 2): register tiles over a ring of converted, padded input rows.
-    if (depthwise() && kernels::depthwise_ring_preferred(g)) {
-      INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
-      const int threads = std::max(opt.num_threads, 1);
-      const auto ring =
-          kernels::depthwise_ring_plan<Pack>(g, plan.outw, plan.outh, num_output / Pack, threads);
-      Mat workspace;
-      INFER_TRY(workspace.create(Shape::of(int(ring.floats * std::size_t(threads))), ElemType::f32,
-                                 1, opt.workspace_alloc()));
-      kernels::convolution_depthwise_ring<T, Pack>(
-          bottom.view<T, Pack>(), top.view<T, Pack>(), weight_packed.data(), bias_packed.data(), g,
-          {plan.pads.left, plan.pads.top, pad_value}, act, ring,
-          static_cast<float*>(workspace.data()), threads);
-      return {};
-    }
-    // Depthwise 3x3 / 5x5, stride 1 / 2: the register-tiled kernel reads the unpadded input.
+    // Depthwise 3x3 / 5x5, stride 1 / 2: register-tiled kernels on the unpadded input (5x5 stride
+    // 1 through a ring of padded rows, in workspace memory).
     if (depthwise() && kernels::depthwise_kxk_supported(g)) {
       INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
+      const int threads = std::max(opt.num_threads, 1);
+      kernels::DepthwiseRing ring;
+      Mat workspace;
+      if (kernels::depthwise_ring_preferred(g)) {
+        ring = kernels::DepthwiseRing::plan<5, 1, Pack>(plan.outw, plan.outh, num_output / Pack,
+                                                        threads);
+        INFER_TRY(workspace.create(Shape::of(int(ring.floats * std::size_t(threads))),
+                                   ElemType::f32, 1, opt.workspace_alloc()));
+      }
       kernels::convolution_depthwise_fast<T, Pack>(
           bottom.view<T, Pack>(), top.view<T, Pack>(), weight_packed.data(), bias_packed.data(), g,
-          {plan.pads.left, plan.pads.top, pad_value}, act, opt.num_threads);
+          {plan.pads.left, plan.pads.top, pad_value}, act, threads, ring,
+          static_cast<float*>(workspace.data()));
       return {};
     }
     if (!group_convs.empty()) {
