@@ -183,11 +183,11 @@ inline void ring_tile(const float* const* rows, std::size_t x, const float* w, t
                       const Act& act, T* dst, int count) {
   using Vec = typename L::Vec;
   constexpr int P = L::W * L::blocks;  // floats per pixel in a ring row
+  // One kernel row per iteration of the ky loop, which is not unrolled: the accumulators stay in
+  // registers across it while each iteration loads its K weights (unrolled, GCC spills them).
   Vec acc[N];
 #pragma GCC unroll 16
   for (int o = 0; o < N; ++o) acc[o] = bias;
-    // One kernel row per iteration, not unrolled: the accumulators stay in registers across it
-    // while each iteration loads its K weights (fully unrolled, GCC spills the accumulators).
 #pragma GCC unroll 1
   for (int ky = 0; ky < K; ++ky) {
     Vec wk[K];
