@@ -176,9 +176,15 @@ namespace detail {
 /// time, so the registers go to accumulators (16 of 32 with AVX-512, 8 of 16 below).
 inline constexpr int kRingTile = simd::max_width >= 16 ? 16 : 8;
 
-/// N outputs of lane block `w`'s kernel from the float ring rows `rows[ky]` (each starting at the
-/// first input of the first output); the first `count` are stored.
-template <int N, int K, int S, class L, StorageElement T, class Act>
+/// N outputs of one lane block from the f32 ring rows `rows[ky]` of that block, the first
+/// output's window starting at pixel x; `w` holds the block's K * K weight vectors, Pack floats
+/// apart. The first `count` outputs are stored.
+template <int N,             ///< outputs of the tile
+          int K,             ///< kernel extent, both axes
+          int S,             ///< stride, both axes
+          class L,           ///< Lanes<Pack> of the channel group
+          StorageElement T,  ///< storage type of the output
+          class Act>         ///< epilogue activation, callable on simd batches
 inline void ring_tile(const float* const* rows, std::size_t x, const float* w, typename L::Vec bias,
                       const Act& act, T* dst, int count) {
   using Vec = typename L::Vec;
@@ -225,7 +231,9 @@ struct DepthwiseRing {
 
   /// The split for a K x K stride S kernel over out_w x out_h outputs of `groups` channel groups
   /// of Pack lanes on `threads` threads.
-  template <int K, int S, int Pack>
+  template <int K,     ///< kernel extent, both axes
+            int S,     ///< stride, both axes
+            int Pack>  ///< lanes of a channel group
   static DepthwiseRing plan(int out_w, int out_h, int groups, int threads) {
     constexpr int N = detail::kRingTile;
     DepthwiseRing r;
@@ -246,7 +254,11 @@ struct DepthwiseRing {
 /// output (the borders too) runs in full register tiles of kRingTile pixels whose weights are
 /// loaded one kernel row at a time. `workspace` holds threads x ring.floats floats, `ring` comes
 /// from DepthwiseRing::plan<K, S, Pack>(out.w, out.h, out.c, threads).
-template <StorageElement T, int Pack, int K, int S, class Act>
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int Pack,          ///< lanes of a channel group (vectorized)
+          int K,             ///< kernel extent, both axes
+          int S,             ///< stride, both axes
+          class Act>         ///< epilogue activation, callable on float and on simd batches
 void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                                 const float* weights, const float* bias, const DepthwisePads& pads,
                                 const Act& act, const DepthwiseRing& ring, float* workspace,
