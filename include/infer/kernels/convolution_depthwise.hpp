@@ -304,15 +304,6 @@ void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pac
       for (; filled < iy0 + K; ++filled) fill(filled);
       const float* rows[K];
       for (int ky = 0; ky < K; ++ky) rows[ky] = buf + std::size_t((iy0 + ky) % K) * row_floats;
-      // Ask for the input rows the next output row brings in while this one computes: the
-      // copy into the ring would otherwise wait on them with nothing to overlap.
-      for (int iy = iy0 + K; iy < iy0 + K + S; ++iy) {
-        const int yy = iy - pads.top;
-        if (yy < 0 || yy >= in.h) continue;
-        const char* p = reinterpret_cast<const char*>(plane + std::size_t(yy) * in.w * Pack);
-        const std::size_t bytes = std::size_t(in.w) * Pack * sizeof(T);
-        for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
-      }
       T* dst = out.row(q, y);
       for (int b = 0; b < L::blocks; ++b) {
         const float* w = weights + std::size_t(q) * K * K * Pack + b * L::W;
