@@ -43,6 +43,22 @@ constexpr int depthwise_tile() {
   return free > 8 ? 8 : free < 4 ? 4 : free;
 }
 
+/// One kernel row's taps for N outputs: input column i of row `r` (Pack values apart) feeds output
+/// o through kernel column i - o * S, with the K weight vectors `wk` of that kernel row.
+template <int N, int K, int S, int Pack, class L, class U>
+[[gnu::always_inline]] inline void row_taps(const U* r, const typename L::Vec* wk,
+                                            typename L::Vec* acc) {
+#pragma GCC unroll 64
+  for (int i = 0; i < (N - 1) * S + K; ++i) {
+    const typename L::Vec v = L::load(r + std::size_t(i) * Pack);
+#pragma GCC unroll 16
+    for (int o = 0; o < N; ++o) {
+      const int kx = i - o * S;
+      if (kx >= 0 && kx < K) acc[o] = L::fma(v, wk[kx], acc[o]);
+    }
+  }
+}
+
 /// One output row of lane block `b` of a channel group: the border pixels bounds-checked, the
 /// interior in tiles of N pixels (then single pixels).
 template <StorageElement T, int Pack, int K, int S, class Act>
@@ -62,17 +78,7 @@ struct DepthwiseRow {
     for (int o = 0; o < N; ++o) acc[o] = bias;
 #pragma GCC unroll 8
     for (int ky = 0; ky < K; ++ky) {
-      const T* r = src + std::size_t(ky) * row_values;
-      // Input column i feeds output o through kernel column i - o * S.
-#pragma GCC unroll 32
-      for (int i = 0; i < (N - 1) * S + K; ++i) {
-        const Vec v = L::load(r + std::size_t(i) * Pack);
-#pragma GCC unroll 16
-        for (int o = 0; o < N; ++o) {
-          const int kx = i - o * S;
-          if (kx >= 0 && kx < K) acc[o] = L::fma(v, w[ky * K + kx], acc[o]);
-        }
-      }
+      row_taps<N, K, S, Pack, L>(src + std::size_t(ky) * row_values, w + ky * K, acc);
     }
 #pragma GCC unroll 16
     for (int o = 0; o < N; ++o) L::store(dst + std::size_t(o) * Pack, act(acc[o]));
@@ -199,16 +205,7 @@ inline void ring_tile(const float* const* rows, std::size_t x, const float* w, t
     Vec wk[K];
 #pragma GCC unroll 8
     for (int kx = 0; kx < K; ++kx) wk[kx] = L::load(w + std::size_t(ky * K + kx) * P);
-    const float* r = rows[ky] + x * P;
-#pragma GCC unroll 64
-    for (int i = 0; i < (N - 1) * S + K; ++i) {
-      const Vec v = L::load(r + std::size_t(i) * P);
-#pragma GCC unroll 16
-      for (int o = 0; o < N; ++o) {
-        const int kx = i - o * S;
-        if (kx >= 0 && kx < K) acc[o] = L::fma(v, wk[kx], acc[o]);
-      }
-    }
+    row_taps<N, K, S, P, L>(rows[ky] + x * P, wk, acc);
   }
 #pragma GCC unroll 16
   for (int o = 0; o < N; ++o)
