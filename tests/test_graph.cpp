@@ -11,6 +11,7 @@
 #include <new>
 
 #include "support/graph_layers.hpp"
+#include "support/plan_checks.hpp"
 
 // Every heap allocation of the test program is counted, so a test can prove a forward pass makes
 // none (allocations through infer's allocators and std containers alike).
@@ -41,7 +42,9 @@ void* operator new(std::size_t n) { return counted_or_throw(n, 0); }
 void* operator new[](std::size_t n) { return counted_or_throw(n, 0); }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return counted_or_throw(n, std::size_t(a)); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted_or_throw(n, std::size_t(a));
+}
 void* operator new[](std::size_t n, std::align_val_t a) {
   return counted_or_throw(n, std::size_t(a));
 }
@@ -206,20 +209,8 @@ TEST_CASE("forward makes no heap allocation once the graph is ready", "[graph][m
 TEST_CASE("the memory plan never overlaps buffers that are live together", "[graph][memory]") {
   for (const graph::Plan& p :
        {graph::StaticGraph<chain_net>::plan(), graph::StaticGraph<dag_net>::plan()}) {
-    INFO(graph::format_plan(p));
     REQUIRE(p.arena_bytes >= p.lower_bound);
-    for (std::size_t a = 0; a < p.buffers.size(); ++a) {
-      for (std::size_t b = a + 1; b < p.buffers.size(); ++b) {
-        const auto& x = p.buffers[a];
-        const auto& y = p.buffers[b];
-        if (graph::root_of(p, int(a)) == graph::root_of(p, int(b))) continue;  // in place
-        const bool live_together = !(x.last < y.first || y.last < x.first);
-        const bool share_bytes = x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
-        INFO("buffers " << a << " and " << b);
-        REQUIRE(!(live_together && share_bytes));
-      }
-      REQUIRE(p.buffers[a].offset + p.buffers[a].bytes <= p.arena_bytes);
-    }
+    test::check_no_overlap(p);
   }
 }
 
@@ -301,10 +292,9 @@ TEST_CASE("multi-output and multi-input library layers compose", "[graph]") {
 namespace {
 // A Concat whose inputs arrive at pack 1 (AddOne has no packed form) though their channels
 // would allow pack 4: it only moves values, so it runs at pack 1 with no repack of its inputs.
-static constexpr auto join_net =
-    graph::make_graph(input("in", Shape::of(5, 3, 12)), node(AddOne{}, "in", "a"),
-                      node(layers::Concat{0}, from("a", "a"), "cat"), node(Twice{}, "cat", "t"),
-                      output("t"));
+static constexpr auto join_net = graph::make_graph(
+    input("in", Shape::of(5, 3, 12)), node(AddOne{}, "in", "a"),
+    node(layers::Concat{0}, from("a", "a"), "cat"), node(Twice{}, "cat", "t"), output("t"));
 }  // namespace
 
 TEST_CASE("a layer that only moves values runs at the pack its inputs arrive in", "[graph]") {

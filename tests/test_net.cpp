@@ -7,6 +7,7 @@
 #include <string>
 
 #include "support/model_compare.hpp"
+#include "support/plan_checks.hpp"
 
 #ifndef INFER_MODELS_DIR
 #error "INFER_MODELS_DIR must name the models/ directory"
@@ -53,6 +54,9 @@ void check_model(const std::string& name) {
   REQUIRE(b.ok());
   CHECK(relative_error((*a)[0], (*b)[0]) < 1e-3);
   CHECK(relative_error((*a)[1], (*b)[1]) < 1e-3);
+  auto plan = fast.plan(in, outs);
+  REQUIRE(plan.ok());
+  infer::test::check_no_overlap(**plan);
 }
 }  // namespace
 

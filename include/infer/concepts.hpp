@@ -36,6 +36,12 @@ using all_storage = storage_list<f32, f16, bf16, i8>;
 using float_storage = storage_list<f32, f16, bf16>;
 using all_packs = pack_list<1, 4, 8, 16>;
 
+/// How a data-movement layer's blobs relate along its `axis`, for the memory planner: Concat's
+/// inputs are consecutive ranges of its output, Slice's outputs consecutive ranges of its input.
+/// Where the ranges are whole channel groups, the graph places them in one buffer and the layer
+/// finds nothing to copy.
+enum class AxisRanges { none, inputs_of_output, outputs_of_input };
+
 namespace vk {
 // The Vulkan backend's types; declared here so a layer's GPU members can be checked without
 // pulling in Vulkan.

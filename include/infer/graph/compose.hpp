@@ -7,6 +7,7 @@
 #include <infer/graph/memory_plan.hpp>
 #include <infer/graph/placement.hpp>
 #include <infer/graph/plan.hpp>
+#include <infer/graph/ranges.hpp>
 #include <infer/graph/shapes.hpp>
 #include <infer/graph/validate.hpp>
 
@@ -25,7 +26,10 @@ constexpr Plan compose(GraphDesc desc, Target target, InferFn&& infer) {
   if (p.error = place(p); !p.error.ok()) return p;
   compute_lifetimes(p);
   share_views(p);
-  if (target.inplace) choose_inplace(p);
+  if (target.inplace) {
+    share_ranges(p);
+    choose_inplace(p);
+  }
   plan_memory(p);
   return p;
 }

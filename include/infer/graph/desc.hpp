@@ -261,6 +261,10 @@ struct NodeDesc {
   bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
+  /// Whose memory can hold the others' as consecutive ranges along `range_axis` (Concat: the
+  /// output holds the inputs; Slice: the input holds the outputs), so no copy is needed.
+  AxisRanges ranges = AxisRanges::none;
+  int range_axis = 0;  ///< ncnn's axis numbering (0 outermost, negative from the end)
   layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
@@ -315,6 +319,13 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;
+  if constexpr (requires {
+                  L::axis_ranges;
+                  l.axis;
+                }) {
+    d.ranges = L::axis_ranges;
+    d.range_axis = l.axis;
+  }
   d.as_activation = activation_of(l);
   if constexpr (requires { l.activation; }) d.fused = l.activation;
   return d;

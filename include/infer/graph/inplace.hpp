@@ -50,7 +50,7 @@ constexpr void share_views(Plan& p) {
     }
     if (!same) continue;  // then it runs as a copy
     st.inplace = true;
-    for (int o : st.out) p.buffers[std::size_t(o)].alias = root_of(p, st.in[0]);
+    for (int o : st.out) p.buffers[std::size_t(o)].alias = st.in[0];
   }
 }
 
@@ -70,8 +70,10 @@ constexpr void choose_inplace(Plan& p) {
     if (root_last(p, root_of(p, st.in[0])) != int(s)) continue;
     // The caller's inputs are copied into the arena, so an input buffer may be overwritten.
     if (!(in.shape == out.shape) || in.type != out.type || in.pack != out.pack) continue;
+    // An output already placed in other memory (a range of a Concat's output) stays there.
+    if (out.alias >= 0) continue;
     st.inplace = true;
-    p.buffers[std::size_t(st.out[0])].alias = root_of(p, st.in[0]);
+    p.buffers[std::size_t(st.out[0])].alias = st.in[0];
   }
 }
 

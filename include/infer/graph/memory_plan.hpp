@@ -6,6 +6,7 @@
 #include <infer/allocator.hpp>
 #include <infer/graph/inplace.hpp>
 #include <infer/graph/plan.hpp>
+#include <infer/graph/ranges.hpp>
 #include <utility>
 #include <vector>
 
@@ -99,7 +100,8 @@ constexpr void plan_memory(Plan& p) {
   }
   for (std::size_t r : roots) p.buffers[r].offset = best[r];
   for (std::size_t b = 0; b < n; ++b)
-    p.buffers[b].offset = p.buffers[std::size_t(root_of(p, int(b)))].offset;
+    p.buffers[b].offset =
+        p.buffers[std::size_t(root_of(p, int(b)))].offset + offset_in_root(p, int(b));
   // The lower bound: the most bytes of roots live at one step (+bytes where a root's life
   // starts, -bytes after it ends; one sweep over the steps).
   const std::size_t steps = p.steps.size() + 3;

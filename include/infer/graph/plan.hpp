@@ -52,8 +52,9 @@ struct BufferDesc {
   std::size_t offset = 0;  ///< in the arena
   int first = -1;          ///< step that writes it (-1: a graph input, written before step 0)
   int last = -1;           ///< last step that reads it (graph outputs: the end)
-  int alias = -1;          ///< the buffer whose memory it shares (in-place steps), or -1
-  bool output = false;     ///< read by the caller after forward
+  int alias = -1;          ///< the buffer whose memory it shares (in-place steps, views), or -1
+  std::size_t view_offset = 0;  ///< where it starts in the alias's memory (a range of channels)
+  bool output = false;          ///< read by the caller after forward
 };
 
 /// One step of the plan.

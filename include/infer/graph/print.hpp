@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <infer/graph/inplace.hpp>
 #include <infer/graph/plan.hpp>
 #include <string>
 
@@ -63,6 +64,16 @@ inline std::string step_title(const Plan& p, const StepDesc& s) {
 inline std::string step_extras(const Plan& p, const StepDesc& s) {
   std::string x;
   if (s.act.type != 0) x += fmt::format(" +{}", activation_name(s.act.type));
+  // Concat inputs placed in the output, Slice outputs read from the input (graph/ranges.hpp).
+  if (s.kind == StepDesc::layer) {
+    const AxisRanges r = p.desc.nodes[std::size_t(s.node)].ranges;
+    const std::vector<int>& parts = r == AxisRanges::inputs_of_output ? s.in : s.out;
+    const int whole = r == AxisRanges::inputs_of_output ? s.out[0] : s.in[0];
+    std::size_t shared = 0;
+    if (r != AxisRanges::none)
+      for (int b : parts) shared += root_of(p, b) == root_of(p, whole);
+    if (shared) x += fmt::format(" ({} of {} parts shared)", shared, parts.size());
+  }
   for (int f : s.folded)
     x += fmt::format(" +fold {} '{}'", p.desc.nodes[std::size_t(f)].type,
                      p.desc.nodes[std::size_t(f)].name);

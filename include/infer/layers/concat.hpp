@@ -21,6 +21,8 @@ struct Concat {
   using packs = all_packs;
   /// Only moves values: a graph runs it at the pack its inputs arrive in, not converting them.
   static constexpr bool moves_data = true;
+  /// The inputs are consecutive ranges of the output along axis: a graph may place them there.
+  static constexpr AxisRanges axis_ranges = AxisRanges::inputs_of_output;
 
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
     if (in.empty()) return shape_error("expects at least one input blob");
@@ -88,6 +90,10 @@ struct Concat {
     int offset = 0;
     for (const Mat& bottom : bottoms) {
       const std::array<int, 4> e = detail::axis_extents(bottom.shape());
+      if (a == 0 && detail::is_channel_range(bottom, top, offset)) {  // already in place
+        offset += e[a];
+        continue;
+      }
       std::vector<detail::AxisMap> maps;
       for (int k = 0; k < dims; ++k)
         maps.push_back(detail::AxisMap::range(e[k], 0, k == a ? offset : 0));

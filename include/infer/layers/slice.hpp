@@ -27,6 +27,8 @@ struct Slice {
   using packs = all_packs;
   /// Only moves values: a graph runs it at the pack its inputs arrive in, not converting them.
   static constexpr bool moves_data = true;
+  /// The outputs are consecutive ranges of the input along axis: a graph may place them there.
+  static constexpr AxisRanges axis_ranges = AxisRanges::outputs_of_input;
 
   /// One output per part (the node's output count), each the input cut along axis.
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
@@ -139,6 +141,10 @@ struct Slice {
       const Shape out_shape = detail::shape_of_axes(dims, out);
       INFER_TRY(tops[i].create(out_shape, elem_type_v<T>, pack_for(out_shape.packed_extent(), Pack),
                                opt.blob_alloc()));
+      if (a == 0 && detail::is_channel_range(tops[i], bottom, first)) {  // already in place
+        first += n;
+        continue;
+      }
       std::vector<detail::AxisMap> maps;
       for (int k = 0; k < dims; ++k)
         maps.push_back(k == a ? detail::AxisMap::range(n, first) : detail::AxisMap::range(e[k]));

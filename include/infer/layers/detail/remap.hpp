@@ -64,6 +64,16 @@ Status check_input(std::string_view layer, const Mat& m, std::size_t index) {
   return {};
 }
 
+/// Whether `part` already lies in `whole` as its channel range from channel `first` (a graph
+/// placed it there, see graph/ranges.hpp): then Concat and Slice have nothing to copy.
+inline bool is_channel_range(const Mat& part, const Mat& whole, int first) {
+  return whole.dims() >= 3 && part.dims() == whole.dims() && part.w() == whole.w() &&
+         part.h() == whole.h() && part.d() == whole.d() && part.type() == whole.type() &&
+         part.elempack() == whole.elempack() && part.cstep() == whole.cstep() &&
+         first % whole.elempack() == 0 && first / whole.elempack() + part.c() <= whole.c() &&
+         part.data() == whole.channel_data(first / whole.elempack());
+}
+
 namespace remap_impl {
 
 /// A Mat seen as "channels" (the packing axis) by a plane of three inner axes (d, h, w). A 1-D
