@@ -4,7 +4,8 @@
 // multiplications than it is credited with, so it may pass 1). The layer runs the algorithm it
 // chooses (Convolution::algorithm()); the 3x3 stride-1 shapes also run each algorithm explicitly
 // (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4, 3x3)) through the kernels.
-// Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass.
+// Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass, and the
+// first layers of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -29,10 +30,12 @@ using infer::layers::Convolution;
 
 constexpr int kPack = 16;
 
-/// One convolution layer of a model: input w = h = size, cin -> cout, k x k, stride, pad k / 2.
+/// One convolution layer of a model: input w = h = size, cin -> cout, k x k, stride, pad k / 2,
+/// at pack (the input's; the output's as the layer chooses).
 struct ConvShape {
   const char* name;
   int cin, cout, k, stride, size;
+  int pack = kPack;
 };
 
 // ResNet-50 (v1.5: the stride sits on the 3x3 of each first bottleneck) and VGG-16; vgg16's
@@ -51,6 +54,8 @@ constexpr ConvShape kShapes[] = {
     {"vgg16/conv3x3_s1_c256_56", 256, 256, 3, 1, 56},
     {"vgg16/conv3x3_s1_c512_28", 512, 512, 3, 1, 28},
     {"vgg16/conv3x3_s1_c512_14", 512, 512, 3, 1, 14},
+    {"shufflenet_v2/conv1_3x3_s2_c3_k24_224_pack1", 3, 24, 3, 2, 224, 1},
+    {"mnasnet/conv1_3x3_s2_c3_k32_224_pack1", 3, 32, 3, 2, 224, 1},
 };
 
 Convolution make_conv(const ConvShape& s, int activation_type) {
@@ -85,22 +90,26 @@ void set_counters(benchmark::State& state, const ConvShape& s, int threads) {
 }
 
 /// Conv (ReLU fused when `fused_relu`), or conv then a separate in-place ReLU pass when `split`.
-void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool split) {
+template <int Pack>
+void run_conv_at(benchmark::State& state, const ConvShape& s, bool fused_relu, bool split) {
   const int threads = int(state.range(0));
   Option opt;
   opt.num_threads = threads;
   Convolution conv = make_conv(s, fused_relu ? 1 : 0);
-  if (!conv.prepare(ElemType::f32, kPack, opt).ok()) {
+  if (!conv.prepare(ElemType::f32, Pack, opt).ok()) {
     state.SkipWithError("prepare failed");
     return;
   }
   const infer::layers::ReLU relu{};
-  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::f32, kPack);
+  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::f32, Pack);
   in.fill(0.5f);
   Mat out;
   for (auto _ : state) {
-    infer::Status st = conv.forward<float, kPack>(in, out, opt);
-    if (st.ok() && split) st = relu.forward_inplace<float, kPack>(out, opt);
+    infer::Status st = conv.forward<float, Pack>(in, out, opt);
+    if (st.ok() && split) {
+      st = out.elempack() == Pack ? relu.forward_inplace<float, Pack>(out, opt)
+                                  : infer::make_error("relu_unfused: output pack differs");
+    }
     if (!st.ok()) {
       state.SkipWithError(st.message().c_str());
       return;
@@ -109,6 +118,12 @@ void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool
     benchmark::ClobberMemory();
   }
   set_counters(state, s, threads);
+}
+void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool split) {
+  if (s.pack == 1)
+    run_conv_at<1>(state, s, fused_relu, split);
+  else
+    run_conv_at<kPack>(state, s, fused_relu, split);
 }
 
 enum class Algo { gemm, winograd_f6, winograd_f4 };

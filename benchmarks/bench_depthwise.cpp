@@ -1,5 +1,6 @@
 // ConvolutionDepthWise on the depthwise layers of MobileNetV2 (and two 5x5 of EfficientNet-B0),
-// 224x224 input, f32 pack 16, fused ReLU6, 1 and 2 threads. These layers do few flops per byte,
+// 224x224 input, f32 pack 16, fused ReLU6, 1 and 2 threads; and ShuffleNetV2's 58-channel layers,
+// which run at pack 1. These layers do few flops per byte,
 // so beside GFLOP/s (2 x k x k x c x outh x outw) each reports its traffic (input + output +
 // weights and bias, each once) in GB/s and as a fraction of this machine's measured STREAM
 // bandwidth on as many threads, and GFLOP/s as a fraction of the measured AVX-512 FMA peak (stride
@@ -7,7 +8,8 @@
 // last-level cache while a benchmark repeats, so a fraction above 1 is possible and means the
 // kernel runs faster than DRAM could feed it.
 // `.../direct_padded` runs the general direct kernel on a padded copy, the path these shapes
-// took before the register-tiled kernels.
+// took before the register-tiled kernels; `.../row_kernel` the register-tiled row kernel at pack 1
+// (scalar: a channel has no lanes), the path pack 1 took before the plane kernel.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -30,10 +32,11 @@ using infer::layers::ConvolutionDepthWise;
 
 constexpr int kPack = 16;
 
-/// One depthwise layer of a model: c channels of size x size, k x k, stride, pad k / 2.
+/// One depthwise layer of a model: c channels of size x size, k x k, stride, pad k / 2, at pack.
 struct DwShape {
   const char* name;
   int c, k, stride, size;
+  int pack = kPack;
 
   int out() const { return (size + 2 * (k / 2) - k) / stride + 1; }
   double flops() const { return 2.0 * c * k * k * out() * out(); }
@@ -55,6 +58,8 @@ constexpr DwShape kShapes[] = {
     {"mobilenetv2/dw3x3_s1_c960_7", 960, 3, 1, 7},
     {"efficientnet_b0/dw5x5_s2_c144_56", 144, 5, 2, 56},
     {"efficientnet_b0/dw5x5_s1_c240_28", 240, 5, 1, 28},
+    {"shufflenet_v2/dw3x3_s1_c58_28_pack1", 58, 3, 1, 28, 1},
+    {"shufflenet_v2/dw3x3_s2_c58_56_pack1", 58, 3, 2, 56, 1},
 };
 
 /// The layer with ReLU6 fused (activation_type 3, Clip 0..6), as MobileNetV2 runs it.
@@ -91,24 +96,61 @@ void set_counters(benchmark::State& state, const DwShape& s, int threads) {
 }
 
 /// The layer as the graph calls it (the register-tiled kernel for these shapes).
-void run_layer(benchmark::State& state, const DwShape& s) {
+template <int Pack>
+void run_layer_at(benchmark::State& state, const DwShape& s) {
   const int threads = int(state.range(0));
   Option opt;
   opt.num_threads = threads;
   ConvolutionDepthWise dw = make_dw(s);
-  if (!dw.prepare(ElemType::f32, kPack, opt).ok()) {
+  if (!dw.prepare(ElemType::f32, Pack, opt).ok()) {
     state.SkipWithError("prepare failed");
     return;
   }
-  Mat in(Shape::of(s.size, s.size, s.c), ElemType::f32, kPack);
+  Mat in(Shape::of(s.size, s.size, s.c), ElemType::f32, Pack);
   in.fill(0.5f);
   Mat out;
   for (auto _ : state) {
-    const infer::Status st = dw.forward<float, kPack>(in, out, opt);
+    const infer::Status st = dw.forward<float, Pack>(in, out, opt);
     if (!st.ok()) {
       state.SkipWithError(st.message().c_str());
       return;
     }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, s, threads);
+}
+void run_layer(benchmark::State& state, const DwShape& s) {
+  if (s.pack == 1)
+    run_layer_at<1>(state, s);
+  else
+    run_layer_at<kPack>(state, s);
+}
+
+/// The row kernel at pack 1 (3x3 only), for comparison with the plane kernel the layer runs.
+void run_row_kernel(benchmark::State& state, const DwShape& s) {
+  const int threads = int(state.range(0));
+  Option opt;
+  opt.num_threads = threads;
+  ConvolutionDepthWise dw = make_dw(s);
+  if (!dw.prepare(ElemType::f32, 1, opt).ok()) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  Mat in(Shape::of(s.size, s.size, s.c), ElemType::f32, 1);
+  in.fill(0.5f);
+  Mat out(Shape::of(s.out(), s.out(), s.c), ElemType::f32, 1);
+  const infer::act::Clip relu6{0.f, 6.f};
+  const infer::kernels::DepthwisePads pads{1, 1, 0.f};
+  for (auto _ : state) {
+    if (s.stride == 1)
+      infer::kernels::convolution_depthwise_kxk<float, 1, 3, 1>(
+          in.view<float, 1>(), out.view<float, 1>(), dw.weight_packed.data(), dw.bias_packed.data(),
+          pads, relu6, threads);
+    else
+      infer::kernels::convolution_depthwise_kxk<float, 1, 3, 2>(
+          in.view<float, 1>(), out.view<float, 1>(), dw.weight_packed.data(), dw.bias_packed.data(),
+          pads, relu6, threads);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -150,6 +192,15 @@ void run_direct_padded(benchmark::State& state, const DwShape& s) {
 const bool kRegistered = [] {
   for (const DwShape& s : kShapes) {
     benchmark::RegisterBenchmark(s.name, [s](benchmark::State& st) { run_layer(st, s); })
+        ->ArgName("threads")
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  for (const DwShape& s : {kShapes[12], kShapes[13]}) {
+    benchmark::RegisterBenchmark((std::string(s.name) + "/row_kernel").c_str(),
+                                 [s](benchmark::State& st) { run_row_kernel(st, s); })
         ->ArgName("threads")
         ->Arg(1)
         ->Arg(2)

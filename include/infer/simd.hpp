@@ -302,6 +302,58 @@ void store(T* p, fbatch<W> v) {
   }
 }
 
+/// Stores the first n (0 < n <= W) lanes of v to p[0, n), narrowed as store() does; the lanes past
+/// n leave memory untouched (a masked store where the target has one).
+/// @tparam W lanes, as for fbatch.
+/// @tparam T the storage type.
+template <int W, StorageElement T>
+void store_first(T* p, fbatch<W> v, int n) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (W == 16 && std::same_as<T, f32>) {
+    _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), v);
+    return;
+  }
+#endif
+  alignas(64) float tmp[W];
+  v.store_aligned(tmp);
+  for (int i = 0; i < n; ++i) p[i] = from_f32<T>(tmp[i]);
+}
+
+/// The even and the odd lanes of the 2W floats of `lo` then `hi`: even = {lo0, lo2, ..., hi0,
+/// hi2, ...}, odd = {lo1, lo3, ..., hi1, hi3, ...} (a stride-2 read, as stride-2 kernels need).
+/// @tparam W lanes, as for fbatch.
+template <int W>
+void deinterleave(fbatch<W> lo, fbatch<W> hi, fbatch<W>& even, fbatch<W>& odd) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (W == 16) {
+    const __m512i e = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i o = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    even = _mm512_permutex2var_ps(lo, e, hi);
+    odd = _mm512_permutex2var_ps(lo, o, hi);
+    return;
+  }
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (W == 8) {
+    // Within each 128-bit half: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6; then the 64-bit pairs reordered.
+    const __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+    return;
+  }
+#endif
+  alignas(64) float in[2 * W], e[W], o[W];
+  lo.store_aligned(in);
+  hi.store_aligned(in + W);
+  for (int i = 0; i < W; ++i) {
+    e[i] = in[2 * i];
+    o[i] = in[2 * i + 1];
+  }
+  even = fbatch<W>::load_aligned(e);
+  odd = fbatch<W>::load_aligned(o);
+}
+
 }  // namespace infer::simd
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -344,6 +344,181 @@ void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pac
   }
 }
 
+/// How convolution_depthwise_plane lays out one channel: its padded plane in f32, rows of
+/// `cols` floats (stride 2: the even columns, then the odd ones, `cols / 2` each), wide enough
+/// for whole vectors of outputs.
+struct DepthwisePlane {
+  int rows = 0;            ///< padded input rows the outputs read
+  int cols = 0;            ///< floats per padded row
+  std::size_t floats = 0;  ///< workspace floats per thread: the plane and a guard gap
+
+  /// The layout for a K x K stride S kernel over out_w x out_h outputs.
+  static DepthwisePlane plan(int k, int s, int out_w, int out_h) {
+    constexpr int W = simd::max_width;
+    const int vecs = (out_w + W - 1) / W;
+    DepthwisePlane p;
+    p.rows = (out_h - 1) * s + k;
+    p.cols = s == 1 ? vecs * W + k - 1 : 2 * (vecs * W + (k - 1) / 2);
+    p.floats = std::size_t(p.rows) * std::size_t(p.cols) + DepthwiseRing::kGuard;
+    return p;
+  }
+};
+
+namespace detail {
+
+/// dst[0, n) = src[0, n) in f32, in whole vectors (the last one overlapping the one before):
+/// memcpy takes `rep movsb` for these short rows, several times slower on AMD Zen.
+template <StorageElement T>
+inline void copy_row(const T* src, int n, float* dst) {
+  constexpr int W = simd::max_width;
+  if (n < W) {
+    for (int i = 0; i < n; ++i) dst[i] = to_f32(src[i]);
+    return;
+  }
+  for (int i = 0;; i += W) {
+    if (i > n - W) i = n - W;
+    simd::store<W>(dst + i, simd::load<W>(src + i));
+    if (i == n - W) break;
+  }
+}
+
+/// even[j] = src[2j], odd[j] = src[2j + 1] in f32 for the n values of src, in whole vector pairs
+/// (the last pair overlapping the one before, at an even offset).
+template <StorageElement T>
+inline void split_row(const T* src, int n, float* even, float* odd) {
+  constexpr int W = simd::max_width;
+  int done = 0;
+  if (n >= 2 * W) {
+    const int last = (n - 2 * W) & ~1;
+    for (int i = 0;; i += 2 * W) {
+      if (i > last) i = last;
+      simd::fbatch<W> e, o;
+      simd::deinterleave<W>(simd::load<W>(src + i), simd::load<W>(src + i + W), e, o);
+      simd::store<W>(even + i / 2, e);
+      simd::store<W>(odd + i / 2, o);
+      if (i == last) break;
+    }
+    done = last + 2 * W;
+  }
+  for (int i = done; i < n; ++i) (i % 2 == 0 ? even : odd)[i / 2] = to_f32(src[i]);
+}
+
+/// N consecutive output rows, one vector of W outputs each starting at column x, of a stride-S
+/// depthwise K x K over the padded f32 plane `plane` (rows `cols` floats apart; stride 2: column
+/// c at (c % 2) * cols / 2 + c / 2). The first `count` outputs of each row are stored.
+template <int N, int K, int S, StorageElement T, class Act>
+inline void plane_tile(const float* plane, std::size_t cols, int y, int x,
+                       const simd::fbatch<simd::max_width>* w, float bias, const Act& act,
+                       T* const* dst, int count) {
+  constexpr int W = simd::max_width;
+  using V = simd::fbatch<W>;
+  V acc[N];
+#pragma GCC unroll 8
+  for (int r = 0; r < N; ++r) acc[r] = V(bias);
+  const std::size_t half = cols / 2;
+#pragma GCC unroll 5
+  for (int ky = 0; ky < K; ++ky) {
+#pragma GCC unroll 5
+    for (int kx = 0; kx < K; ++kx) {
+      const std::size_t at =
+          S == 1 ? std::size_t(x + kx) : (kx % 2) * half + std::size_t(x + kx / 2);
+#pragma GCC unroll 8
+      for (int r = 0; r < N; ++r) {
+        const float* row = plane + std::size_t((y + r) * S + ky) * cols;
+        acc[r] = xsimd::fma(w[ky * K + kx], simd::load<W>(row + at), acc[r]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < N; ++r) {
+    const V v = act(acc[r]);
+    if (count == W)
+      simd::store<W>(dst[r] + x, v);
+    else
+      simd::store_first<W>(dst[r] + x, v, count);
+  }
+}
+
+}  // namespace detail
+
+/// Depthwise K x K stride S for pack 1, where a channel has no lanes to vectorize across: each
+/// channel's padded plane is copied once into f32 (stride 2: split into even and odd columns), then
+/// vectors of consecutive outputs along a row take every tap as one unaligned load, four output
+/// rows at a time. `workspace` holds threads x plane.floats floats, `plane` comes from
+/// DepthwisePlane::plan(K, S, out.w, out.h).
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int K,             ///< kernel extent, both axes
+          int S,             ///< stride, both axes
+          class Act>         ///< epilogue activation, callable on simd batches
+void convolution_depthwise_plane(const MatView<T, 1>& in, const MatView<T, 1>& out,
+                                 const float* weights, const float* bias, const DepthwisePads& pads,
+                                 const Act& act, const DepthwisePlane& plane, float* workspace,
+                                 int num_threads) {
+  constexpr int W = simd::max_width;
+  using V = simd::fbatch<W>;
+  const int channels = out.c, outh = out.h, outw = out.w;
+  const std::size_t cols = std::size_t(plane.cols);
+  const std::size_t work = std::size_t(outw) * outh * channels * K * K;
+  const int threads = num_threads > 1 && work >= kDepthwiseThreadWork ? num_threads : 1;
+
+  const auto run_channel = [&](int q, float* buf) {
+    const T* src = in.channel(q);
+    // Padded row r: pads, then the input row converted to f32, then pads to the end (stride 2:
+    // column c of the padded row goes to half c % 2 at c / 2).
+    for (int r = 0; r < plane.rows; ++r) {
+      float* dst = buf + std::size_t(r) * cols;
+      const int y = r - pads.top;
+      if (y < 0 || y >= in.h) {
+        for (std::size_t i = 0; i < cols; ++i) dst[i] = pads.value;
+        continue;
+      }
+      const T* row = src + std::size_t(y) * in.w;
+      if constexpr (S == 1) {
+        const int left = std::min<int>(pads.left, int(cols));
+        const int n = std::min<int>(in.w, int(cols) - left);
+        for (int i = 0; i < left; ++i) dst[i] = pads.value;
+        detail::copy_row(row, n, dst + left);
+        for (std::size_t i = std::size_t(left + n); i < cols; ++i) dst[i] = pads.value;
+      } else {
+        const std::size_t half = cols / 2;
+        for (std::size_t i = 0; i < cols; ++i) dst[i] = pads.value;
+        // Input column i sits at padded column i + left, in the half of its parity.
+        const int left = pads.left;
+        const int n = std::min<int>(in.w, int(cols) - left);
+        float* first = dst + (left % 2 == 0 ? 0 : half) + left / 2;         // columns 0, 2, ...
+        float* second = dst + (left % 2 == 0 ? half : 0) + (left + 1) / 2;  // columns 1, 3, ...
+        detail::split_row(row, n, first, second);
+      }
+    }
+    V w[K * K];
+    for (int k = 0; k < K * K; ++k) w[k] = V(weights[std::size_t(q) * K * K + std::size_t(k)]);
+    const float b = bias[q];
+    int y = 0;
+    const auto rows_of = [&]<int N>() {
+      T* dst[N];
+      for (int r = 0; r < N; ++r) dst[r] = out.row(q, y + r);
+      for (int x = 0; x < outw; x += W)
+        detail::plane_tile<N, K, S, T>(buf, cols, y, x, w, b, act, dst, std::min(W, outw - x));
+      y += N;
+    };
+    for (; y + 4 <= outh;) rows_of.template operator()<4>();
+    for (; y < outh;) rows_of.template operator()<1>();
+  };
+  if (threads > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int q = 0; q < channels; ++q) {
+#ifdef _OPENMP
+      float* buf = workspace + std::size_t(omp_get_thread_num()) * plane.floats;
+#else
+      float* buf = workspace;
+#endif
+      run_channel(q, buf);
+    }
+  } else {
+    for (int q = 0; q < channels; ++q) run_channel(q, workspace);
+  }
+}
+
 /// Calls f.template operator()<K, S>() for geometry g, which depthwise_kxk_supported accepts.
 template <class F>
 decltype(auto) with_depthwise_kernel(const ConvGeometry& g, F&& f) {
@@ -378,7 +553,11 @@ bool convolution_depthwise_fast(const MatView<T, Pack>& in, const MatView<T, Pac
                                 const DepthwiseRing& ring = {}, float* workspace = nullptr) {
   if (!depthwise_kxk_supported(g)) return false;
   with_depthwise_kernel(g, [&]<int K, int S>() {
-    if constexpr (K == 5 && S == 1) {
+    if constexpr (Pack == 1 && simd::max_width > 1) {
+      convolution_depthwise_plane<T, K, S>(in, out, weights, bias, pads, act,
+                                           DepthwisePlane::plan(K, S, out.w, out.h), workspace,
+                                           num_threads);
+    } else if constexpr (K == 5 && S == 1) {
       convolution_depthwise_ring<T, Pack, K, S>(in, out, weights, bias, pads, act, ring, workspace,
                                                 num_threads);
     } else {

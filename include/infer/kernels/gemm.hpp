@@ -33,6 +33,9 @@ inline constexpr int kBlockM = kWidth * kRows;
 /// must fit the register file (32 vector registers with AVX-512, 16 below), and the 24 (or 12)
 /// independent FMA chains hide the FMA latency on two pipes.
 inline constexpr int kTileN = kWidth >= 16 ? 12 : 6;
+/// Pixels of the narrow tile that takes a remainder of at most this many (2 x 4 accumulators still
+/// cover the FMA latency on two pipes).
+inline constexpr int kTileNarrow = kTileN / 3;
 /// The pack-1-output tile (kernels write whole runs of one output plane): kPixRows output channels
 /// (broadcast weights) by kPixVecs vectors of consecutive pixels.
 inline constexpr int kPixRows = 8;
@@ -109,18 +112,18 @@ inline void store_channels(const MatView<T, OutPack>& out, int c0, int m, std::s
   }
 }
 
-/// One register tile: output channels m0 .. m0 + kBlockM (their bias at `bias`), pixels n0 ..
-/// n0 + nvalid. B value (k, j) with k = kg * L + i is b[kg * gstride + j * L + i]; `a` is the
-/// tile's block of packed weights.
-template <StorageElement T, int OutPack, class TB, int L, class Act>
-inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, const float* bias,
-                 const MatView<T, OutPack>& out, int m0, int m, std::size_t n0, int nvalid,
-                 const Act& act) {
-  V acc[kRows][kTileN];
+/// One register tile of NT pixel columns: output channels m0 .. m0 + kBlockM (their bias at
+/// `bias`), pixels n0 .. n0 + nvalid (nvalid <= NT). B value (k, j) with k = kg * L + i is
+/// b[kg * gstride + j * L + i]; `a` is the tile's block of packed weights.
+template <int NT, StorageElement T, int OutPack, class TB, int L, class Act>
+inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float* a,
+                      const float* bias, const MatView<T, OutPack>& out, int m0, int m,
+                      std::size_t n0, int nvalid, const Act& act) {
+  V acc[kRows][NT];
 #pragma GCC unroll 32
   for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 32
-    for (int j = 0; j < kTileN; ++j) acc[r][j] = V(0.f);
+    for (int j = 0; j < NT; ++j) acc[r][j] = V(0.f);
   for (int kg = 0; kg < kgroups; ++kg) {
     const TB* bg = b + std::size_t(kg) * gstride;
     for (int i = 0; i < L; ++i, a += kBlockM) {
@@ -128,7 +131,7 @@ inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, 
 #pragma GCC unroll 32
       for (int r = 0; r < kRows; ++r) w[r] = V::load_unaligned(a + r * kWidth);
 #pragma GCC unroll 32
-      for (int j = 0; j < kTileN; ++j) {
+      for (int j = 0; j < NT; ++j) {
         const V x(to_f32(bg[j * L + i]));
 #pragma GCC unroll 32
         for (int r = 0; r < kRows; ++r) acc[r][j] = xsimd::fma(w[r], x, acc[r][j]);
@@ -141,9 +144,23 @@ inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, 
     if (c0 >= m) break;
     const V bv = V::load_unaligned(bias + r * kWidth);
 #pragma GCC unroll 32
-    for (int j = 0; j < kTileN; ++j)
+    for (int j = 0; j < NT; ++j)
       if (j < nvalid) store_channels<OutPack>(out, c0, m, n0 + j, V(act(acc[r][j] + bv)));
   }
+}
+
+/// One register tile of kTileN pixel columns, or of kTileNarrow where no more are valid: the last
+/// tile of a 7x7 map (49 = 4 x 12 + 1 pixels) would otherwise spend 11 of its 12 columns' FMAs on
+/// nothing, a sixth of the layer.
+template <StorageElement T, int OutPack, class TB, int L, class Act>
+inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, const float* bias,
+                 const MatView<T, OutPack>& out, int m0, int m, std::size_t n0, int nvalid,
+                 const Act& act) {
+  if (nvalid <= kTileNarrow)
+    tile_cols<kTileNarrow, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, m0, m, n0, nvalid,
+                                              act);
+  else
+    tile_cols<kTileN, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, m0, m, n0, nvalid, act);
 }
 
 /// Gathers pixels n0 .. n0 + kTileN of the im2col matrix into `panel` as [kgroups][kTileN][InPack]
@@ -287,6 +304,21 @@ void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int o
             float* dst = panel + runs[r].j;
             if (step == 1) {
               for (int t = 0; t < runs[r].len; ++t) dst[t] = to_f32(src[t]);
+            } else if (step == 2 && runs[r].len > kWidth) {
+              // The even values of vector pairs (stride 2 conv1 layers: the gather is a third of
+              // their time). Each pair ends before the run's last value, so no read passes it;
+              // the last vector overlaps the one before, and the last value is copied alone.
+              const int len = runs[r].len, last = len - kWidth - 1;
+              for (int t = 0;; t += kWidth) {
+                if (t > last) t = last;
+                simd::fbatch<kWidth> even, odd;
+                simd::deinterleave<kWidth>(simd::load<kWidth>(src + 2 * std::size_t(t)),
+                                           simd::load<kWidth>(src + 2 * std::size_t(t) + kWidth),
+                                           even, odd);
+                simd::store<kWidth>(dst + t, even);
+                if (t == last) break;
+              }
+              dst[len - 1] = to_f32(src[2 * std::size_t(len - 1)]);
             } else {
               for (int t = 0; t < runs[r].len; ++t) dst[t] = to_f32(src[std::size_t(t) * step]);
             }

@@ -10,6 +10,7 @@
 // (8=int8_scale_term), 1-D/2-D inputs. ncnn's 19=dynamic_weight is not a member.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/convert.hpp>
@@ -253,18 +254,27 @@ struct ConvolutionDepthWise {
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
     // Depthwise 3x3 / 5x5, stride 1 / 2: register-tiled kernels on the unpadded input (5x5 stride
-    // 1 through a ring of padded rows, in workspace memory).
+    // 1 through a ring of padded rows, pack 1 through a padded f32 copy of each plane, both in
+    // workspace memory).
     if (depthwise() && kernels::depthwise_kxk_supported(g)) {
       INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
       const int threads = std::max(opt.num_threads, 1);
       kernels::DepthwiseRing ring;
       Mat workspace;
-      if (kernels::depthwise_ring_preferred(g)) {
+      std::size_t floats = 0;  // per thread
+      if constexpr (Pack == 1) {
+        floats = kernels::DepthwisePlane::plan(g.kernel_w, g.stride_w, plan.outw, plan.outh).floats;
+      } else if (kernels::depthwise_ring_preferred(g)) {
         ring = kernels::DepthwiseRing::plan<5, 1, Pack>(plan.outw, plan.outh, num_output / Pack,
                                                         threads);
-        INFER_TRY(workspace.create(Shape::of(int(ring.floats * std::size_t(threads))),
-                                   ElemType::f32, 1, opt.workspace_alloc()));
+        floats = ring.floats;
       }
+      if (floats * std::size_t(threads) > std::size_t(INT_MAX))
+        return make_error("ConvolutionDepthWise: a {}x{} output needs too large a workspace",
+                          plan.outw, plan.outh);
+      if (floats)
+        INFER_TRY(workspace.create(Shape::of(int(floats * std::size_t(threads))), ElemType::f32, 1,
+                                   opt.workspace_alloc()));
       kernels::convolution_depthwise_fast<T, Pack>(
           bottom.view<T, Pack>(), top.view<T, Pack>(), weight_packed.data(), bias_packed.data(), g,
           {plan.pads.left, plan.pads.top, pad_value}, act, threads, ring,
