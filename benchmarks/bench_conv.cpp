@@ -4,8 +4,9 @@
 // multiplications than it is credited with, so it may pass 1). The layer runs the algorithm it
 // chooses (Convolution::algorithm()); the 3x3 stride-1 shapes also run each algorithm explicitly
 // (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4, 3x3)) through the kernels.
-// Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass, and the
-// first layers of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1.
+// Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass; 1x1
+// layers on 7x7 maps (49 pixels: four full register tiles and a narrow one); and the first layers
+// of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -54,6 +55,8 @@ constexpr ConvShape kShapes[] = {
     {"vgg16/conv3x3_s1_c256_56", 256, 256, 3, 1, 56},
     {"vgg16/conv3x3_s1_c512_28", 512, 512, 3, 1, 28},
     {"vgg16/conv3x3_s1_c512_14", 512, 512, 3, 1, 14},
+    {"mnasnet/conv1x1_s1_c192_k1152_7", 192, 1152, 1, 1, 7},
+    {"shufflenet_v2/conv5_1x1_s1_c464_k1024_7", 464, 1024, 1, 1, 7},
     {"shufflenet_v2/conv1_3x3_s2_c3_k24_224_pack1", 3, 24, 3, 2, 224, 1},
     {"mnasnet/conv1_3x3_s2_c3_k32_224_pack1", 3, 32, 3, 2, 224, 1},
 };

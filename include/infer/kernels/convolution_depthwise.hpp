@@ -6,6 +6,8 @@
 // 5x5 stride 1 does 25 multiply-adds per output and is bound by the FMA units instead: its 25
 // weight vectors would leave the row kernel few accumulators, and a quarter of a 14x14 map is
 // border, so it runs through a per-thread ring of padded f32 input rows in tiles of 16 outputs.
+// At pack 1 a channel has no lanes to vectorize across: each plane is copied once, padded, into
+// f32 (stride 2 as even and odd column halves) and vectors run along the output rows instead.
 #pragma once
 
 #include <algorithm>
