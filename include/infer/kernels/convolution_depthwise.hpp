@@ -180,6 +180,24 @@ void convolution_depthwise_kxk(const MatView<T, Pack>& in, const MatView<T, Pack
 
 namespace detail {
 
+/// Runs f(item, buffer) for items [0, items) on `threads` threads in static shares, each thread
+/// with its own `floats` floats of `workspace` (threads x floats in all).
+template <class F>
+void for_each_item(long items, int threads, float* workspace, std::size_t floats, F&& f) {
+  if (threads > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long item = 0; item < items; ++item) {
+#ifdef _OPENMP
+      f(item, workspace + std::size_t(omp_get_thread_num()) * floats);
+#else
+      f(item, workspace);
+#endif
+    }
+  } else {
+    for (long item = 0; item < items; ++item) f(item, workspace);
+  }
+}
+
 /// Output pixels per tile of the ring-buffer kernel: its weights are loaded one kernel row at a
 /// time, so the registers go to accumulators (16 of 32 with AVX-512, 8 of 16 below).
 inline constexpr int kRingTile = simd::max_width >= 16 ? 16 : 8;
@@ -331,19 +349,7 @@ void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pac
       }
     }
   };
-  if (threads > 1) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long item = 0; item < items; ++item) {
-#ifdef _OPENMP
-      float* buf = workspace + std::size_t(omp_get_thread_num()) * ring.floats;
-#else
-      float* buf = workspace;
-#endif
-      run_item(item, buf);
-    }
-  } else {
-    for (long item = 0; item < items; ++item) run_item(item, workspace);
-  }
+  detail::for_each_item(items, threads, workspace, ring.floats, run_item);
 }
 
 /// How convolution_depthwise_plane lays out one channel: its padded plane in f32, rows of
@@ -506,19 +512,8 @@ void convolution_depthwise_plane(const MatView<T, 1>& in, const MatView<T, 1>& o
     for (; y + 4 <= outh;) rows_of.template operator()<4>();
     for (; y < outh;) rows_of.template operator()<1>();
   };
-  if (threads > 1) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int q = 0; q < channels; ++q) {
-#ifdef _OPENMP
-      float* buf = workspace + std::size_t(omp_get_thread_num()) * plane.floats;
-#else
-      float* buf = workspace;
-#endif
-      run_channel(q, buf);
-    }
-  } else {
-    for (int q = 0; q < channels; ++q) run_channel(q, workspace);
-  }
+  detail::for_each_item(channels, threads, workspace, plane.floats,
+                        [&](long q, float* buf) { run_channel(int(q), buf); });
 }
 
 /// Calls f.template operator()<K, S>() for geometry g, which depthwise_kxk_supported accepts.
