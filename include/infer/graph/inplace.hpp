@@ -28,6 +28,14 @@ constexpr int root_of(const Plan& p, int b) {
   return b;
 }
 
+/// The byte offset of buffer `b` in its root's memory.
+constexpr std::size_t offset_in_root(const Plan& p, int b) {
+  std::size_t at = 0;
+  for (; p.buffers[std::size_t(b)].alias >= 0; b = p.buffers[std::size_t(b)].alias)
+    at += p.buffers[std::size_t(b)].view_offset;
+  return at;
+}
+
 /// The last step that reads any buffer sharing `root`'s memory (past the end for outputs).
 constexpr int root_last(const Plan& p, int root) {
   int last = -1;

@@ -6,7 +6,6 @@
 #include <infer/allocator.hpp>
 #include <infer/graph/inplace.hpp>
 #include <infer/graph/plan.hpp>
-#include <infer/graph/ranges.hpp>
 #include <utility>
 #include <vector>
 

@@ -77,12 +77,4 @@ constexpr void share_ranges(Plan& p) {
   }
 }
 
-/// The byte offset of buffer `b` in its root's memory.
-constexpr std::size_t offset_in_root(const Plan& p, int b) {
-  std::size_t at = 0;
-  for (; p.buffers[std::size_t(b)].alias >= 0; b = p.buffers[std::size_t(b)].alias)
-    at += p.buffers[std::size_t(b)].view_offset;
-  return at;
-}
-
 }  // namespace infer::graph

@@ -198,6 +198,43 @@ void for_each_item(long items, int threads, float* workspace, std::size_t floats
   }
 }
 
+/// dst[0, n) = src[0, n) in f32, in whole vectors (the last one overlapping the one before):
+/// memcpy takes `rep movsb` for these short rows, several times slower on AMD Zen.
+template <StorageElement T>
+inline void copy_row(const T* src, int n, float* dst) {
+  constexpr int W = simd::max_width;
+  if (n < W) {
+    for (int i = 0; i < n; ++i) dst[i] = to_f32(src[i]);
+    return;
+  }
+  for (int i = 0;; i += W) {
+    if (i > n - W) i = n - W;
+    simd::store<W>(dst + i, simd::load<W>(src + i));
+    if (i == n - W) break;
+  }
+}
+
+/// even[j] = src[2j], odd[j] = src[2j + 1] in f32 for the n values of src, in whole vector pairs
+/// (the last pair overlapping the one before, at an even offset).
+template <StorageElement T>
+inline void split_row(const T* src, int n, float* even, float* odd) {
+  constexpr int W = simd::max_width;
+  int done = 0;
+  if (n >= 2 * W) {
+    const int last = (n - 2 * W) & ~1;
+    for (int i = 0;; i += 2 * W) {
+      if (i > last) i = last;
+      simd::fbatch<W> e, o;
+      simd::deinterleave<W>(simd::load<W>(src + i), simd::load<W>(src + i + W), e, o);
+      simd::store<W>(even + i / 2, e);
+      simd::store<W>(odd + i / 2, o);
+      if (i == last) break;
+    }
+    done = last + 2 * W;
+  }
+  for (int i = done; i < n; ++i) (i % 2 == 0 ? even : odd)[i / 2] = to_f32(src[i]);
+}
+
 /// Output pixels per tile of the ring-buffer kernel: its weights are loaded one kernel row at a
 /// time, so the registers go to accumulators (16 of 32 with AVX-512, 8 of 16 below).
 inline constexpr int kRingTile = simd::max_width >= 16 ? 16 : 8;
@@ -305,12 +342,8 @@ void convolution_depthwise_ring(const MatView<T, Pack>& in, const MatView<T, Pac
         for (; x < left; ++x)
           for (int l = 0; l < Pack; ++l) dst[std::size_t(x) * Pack + l] = pads.value;
         const int n = std::min(in.w, ring.cols - x);
-        // Vector loads and stores, not memcpy: glibc's copy of these few-KiB rows takes
-        // `rep movsb`, measured several times slower than this loop on AMD Zen.
-        const T* src = plane + std::size_t(y) * in.w * Pack;
-        float* to = dst + std::size_t(x) * Pack;
-        for (std::size_t i = 0; i < std::size_t(n) * Pack; i += L::W)
-          L::store(to + i, L::load(src + i));
+        detail::copy_row(plane + std::size_t(y) * in.w * Pack, n * Pack,
+                         dst + std::size_t(x) * Pack);
         x += n;
       }
       for (std::size_t i = std::size_t(x) * Pack; i < row_floats; ++i) dst[i] = pads.value;
@@ -373,43 +406,6 @@ struct DepthwisePlane {
 };
 
 namespace detail {
-
-/// dst[0, n) = src[0, n) in f32, in whole vectors (the last one overlapping the one before):
-/// memcpy takes `rep movsb` for these short rows, several times slower on AMD Zen.
-template <StorageElement T>
-inline void copy_row(const T* src, int n, float* dst) {
-  constexpr int W = simd::max_width;
-  if (n < W) {
-    for (int i = 0; i < n; ++i) dst[i] = to_f32(src[i]);
-    return;
-  }
-  for (int i = 0;; i += W) {
-    if (i > n - W) i = n - W;
-    simd::store<W>(dst + i, simd::load<W>(src + i));
-    if (i == n - W) break;
-  }
-}
-
-/// even[j] = src[2j], odd[j] = src[2j + 1] in f32 for the n values of src, in whole vector pairs
-/// (the last pair overlapping the one before, at an even offset).
-template <StorageElement T>
-inline void split_row(const T* src, int n, float* even, float* odd) {
-  constexpr int W = simd::max_width;
-  int done = 0;
-  if (n >= 2 * W) {
-    const int last = (n - 2 * W) & ~1;
-    for (int i = 0;; i += 2 * W) {
-      if (i > last) i = last;
-      simd::fbatch<W> e, o;
-      simd::deinterleave<W>(simd::load<W>(src + i), simd::load<W>(src + i + W), e, o);
-      simd::store<W>(even + i / 2, e);
-      simd::store<W>(odd + i / 2, o);
-      if (i == last) break;
-    }
-    done = last + 2 * W;
-  }
-  for (int i = done; i < n; ++i) (i % 2 == 0 ? even : odd)[i / 2] = to_f32(src[i]);
-}
 
 /// N consecutive output rows, one vector of W outputs each starting at column x, of a stride-S
 /// depthwise K x K over the padded f32 plane `plane` (rows `cols` floats apart; stride 2: column
@@ -536,27 +532,46 @@ constexpr bool depthwise_ring_preferred(const ConvGeometry& g) {
   return depthwise_kxk_supported(g) && g.kernel_w == 5 && g.stride_w == 1;
 }
 
+/// Whether pack Pack runs convolution_depthwise_plane: pack 1 where the target has vectors.
+template <int Pack>
+inline constexpr bool depthwise_plane_preferred = Pack == 1 && simd::max_width > 1;
+
+/// Workspace floats per thread convolution_depthwise_fast needs for geometry `g` over out_w x
+/// out_h outputs of `groups` channel groups of Pack lanes on `threads` threads (0: none).
+template <int Pack>  ///< lanes of a channel group
+std::size_t depthwise_fast_workspace(const ConvGeometry& g, int out_w, int out_h, int groups,
+                                     int threads) {
+  if (!depthwise_kxk_supported(g)) return 0;
+  if constexpr (depthwise_plane_preferred<Pack>)
+    return DepthwisePlane::plan(g.kernel_w, g.stride_w, out_w, out_h).floats;
+  if (depthwise_ring_preferred(g))
+    return DepthwiseRing::plan<5, 1, Pack>(out_w, out_h, groups, threads).floats;
+  return 0;
+}
+
 /// Runs the kernel for geometry `g` and returns true, or returns false (doing nothing) where
-/// depthwise_kxk_supported(g) is false: convolution_depthwise_ring where
-/// depthwise_ring_preferred(g), with `ring` from DepthwiseRing::plan<5, 1, Pack>(out.w, out.h,
-/// out.c, num_threads) and `workspace` of num_threads x ring.floats floats (unused otherwise),
-/// else convolution_depthwise_kxk.
+/// depthwise_kxk_supported(g) is false: convolution_depthwise_plane at pack 1,
+/// convolution_depthwise_ring where depthwise_ring_preferred(g), else convolution_depthwise_kxk.
+/// `workspace` holds num_threads x depthwise_fast_workspace<Pack>(g, out.w, out.h, out.c,
+/// num_threads) floats.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
           int Pack,          ///< lanes of a channel group (vectorized)
           class Act>         ///< epilogue activation, callable on float and on simd batches
 bool convolution_depthwise_fast(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                                 const float* weights, const float* bias, const ConvGeometry& g,
                                 const DepthwisePads& pads, const Act& act, int num_threads,
-                                const DepthwiseRing& ring = {}, float* workspace = nullptr) {
+                                float* workspace = nullptr) {
   if (!depthwise_kxk_supported(g)) return false;
   with_depthwise_kernel(g, [&]<int K, int S>() {
-    if constexpr (Pack == 1 && simd::max_width > 1) {
+    if constexpr (depthwise_plane_preferred<Pack>) {
       convolution_depthwise_plane<T, K, S>(in, out, weights, bias, pads, act,
                                            DepthwisePlane::plan(K, S, out.w, out.h), workspace,
                                            num_threads);
     } else if constexpr (K == 5 && S == 1) {
-      convolution_depthwise_ring<T, Pack, K, S>(in, out, weights, bias, pads, act, ring, workspace,
-                                                num_threads);
+      convolution_depthwise_ring<T, Pack, K, S>(
+          in, out, weights, bias, pads, act,
+          DepthwiseRing::plan<K, S, Pack>(out.w, out.h, out.c, num_threads), workspace,
+          num_threads);
     } else {
       convolution_depthwise_kxk<T, Pack, K, S>(in, out, weights, bias, pads, act, num_threads);
     }

@@ -259,26 +259,19 @@ struct ConvolutionDepthWise {
     if (depthwise() && kernels::depthwise_kxk_supported(g)) {
       INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
       const int threads = std::max(opt.num_threads, 1);
-      kernels::DepthwiseRing ring;
       Mat workspace;
-      std::size_t floats = 0;  // per thread
-      if constexpr (Pack == 1) {
-        floats = kernels::DepthwisePlane::plan(g.kernel_w, g.stride_w, plan.outw, plan.outh).floats;
-      } else if (kernels::depthwise_ring_preferred(g)) {
-        ring = kernels::DepthwiseRing::plan<5, 1, Pack>(plan.outw, plan.outh, num_output / Pack,
-                                                        threads);
-        floats = ring.floats;
-      }
+      const std::size_t floats = kernels::depthwise_fast_workspace<Pack>(
+          g, plan.outw, plan.outh, num_output / Pack, threads);  // per thread
       if (floats * std::size_t(threads) > std::size_t(INT_MAX))
         return make_error("ConvolutionDepthWise: a {}x{} output needs too large a workspace",
                           plan.outw, plan.outh);
       if (floats)
         INFER_TRY(workspace.create(Shape::of(int(floats * std::size_t(threads))), ElemType::f32, 1,
                                    opt.workspace_alloc()));
-      kernels::convolution_depthwise_fast<T, Pack>(
-          bottom.view<T, Pack>(), top.view<T, Pack>(), weight_packed.data(), bias_packed.data(), g,
-          {plan.pads.left, plan.pads.top, pad_value}, act, threads, ring,
-          static_cast<float*>(workspace.data()));
+      kernels::convolution_depthwise_fast<T, Pack>(bottom.view<T, Pack>(), top.view<T, Pack>(),
+                                                   weight_packed.data(), bias_packed.data(), g,
+                                                   {plan.pads.left, plan.pads.top, pad_value}, act,
+                                                   threads, static_cast<float*>(workspace.data()));
       return {};
     }
     if (!group_convs.empty()) {
