@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <infer/graph.hpp>
 #include <infer/layers/concat.hpp>
+#include <infer/layers/memory_data.hpp>
 #include <infer/layers/slice.hpp>
 
 #include "support/graph_layers.hpp"
@@ -175,4 +176,21 @@ TEST_CASE("ranges that cannot be shared are copied", "[graph][ranges]") {
   }
   for (int q = 0; q < 12; ++q)
     for (int i = 0; i < 30; ++i) REQUIRE(at(rows_out, q, i) == a(q, i % 15));
+}
+
+namespace {
+// A node without inputs (MemoryData) among the steps a plan prints, beside a shared Concat.
+static constexpr auto memory_net = graph::make_graph(
+    input("in", Shape::of(5, 3, 16)),
+    node(layers::MemoryData{.w = 5, .h = 3, .c = 16}, from(), "m"), node(Twice{}, "in", "t"),
+    node(layers::Concat{0}, from("t", "m"), "cat"), output("cat"));
+}  // namespace
+
+TEST_CASE("a printed plan marks shared parts, beside steps without inputs", "[graph][ranges]") {
+  const graph::Plan p = graph::StaticGraph<memory_net, {.max_pack = 16}>::plan();
+  REQUIRE(p.error.ok());
+  check_no_overlap(p);
+  const std::string text = graph::format_plan(p);
+  CHECK_THAT(text, Catch::Contains("MemoryData 'm'"));
+  CHECK_THAT(text, Catch::Contains("(2 of 2 parts shared)"));
 }

@@ -65,13 +65,14 @@ inline std::string step_extras(const Plan& p, const StepDesc& s) {
   std::string x;
   if (s.act.type != 0) x += fmt::format(" +{}", activation_name(s.act.type));
   // Concat inputs placed in the output, Slice outputs read from the input (graph/ranges.hpp).
-  if (s.kind == StepDesc::layer) {
-    const AxisRanges r = p.desc.nodes[std::size_t(s.node)].ranges;
-    const std::vector<int>& parts = r == AxisRanges::inputs_of_output ? s.in : s.out;
-    const int whole = r == AxisRanges::inputs_of_output ? s.out[0] : s.in[0];
+  const AxisRanges r =
+      s.kind == StepDesc::layer ? p.desc.nodes[std::size_t(s.node)].ranges : AxisRanges::none;
+  const bool joins = r == AxisRanges::inputs_of_output;
+  const std::vector<int>& parts = joins ? s.in : s.out;
+  const std::vector<int>& wholes = joins ? s.out : s.in;
+  if (r != AxisRanges::none && wholes.size() == 1) {
     std::size_t shared = 0;
-    if (r != AxisRanges::none)
-      for (int b : parts) shared += root_of(p, b) == root_of(p, whole);
+    for (int b : parts) shared += root_of(p, b) == root_of(p, wholes[0]);
     if (shared) x += fmt::format(" ({} of {} parts shared)", shared, parts.size());
   }
   for (int f : s.folded)
