@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <infer/io/param.hpp>
 #include <infer/net.hpp>
 #include <memory>
 #include <numeric>

@@ -8,6 +8,7 @@ packages=(
   libxsimd-dev libfmt-dev catch2 libbenchmark-dev
   libvulkan-dev glslc mesa-vulkan-drivers
   clang-14 libclang-rt-14-dev
+  ccache time
 )
 
 missing=()

@@ -11,6 +11,8 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <infer/graph/print.hpp>
+#include <infer/io/param.hpp>
 #include <infer/net.hpp>
 #include <optional>
 #include <string>

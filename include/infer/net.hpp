@@ -4,28 +4,45 @@
 // conversions, in-place, memory plan) and keeps that plan for later runs. Any blob can be
 // requested, as ncnn's extractor allows: the plan then keeps it (its producer is not fused into
 // or run in place over).
+//
+// Compiled mode (the default): this header only declares the network; its code and its layer
+// table (every layer x storage type x pack x epilogue) are compiled once into the library
+// infer::runtime, which a program using Net links. Define INFER_HEADER_ONLY (for every file of the
+// program) to compile all of it in the including file instead, without the library.
 #pragma once
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <infer/convert.hpp>
-#include <infer/graph/compose.hpp>
-#include <infer/graph/print.hpp>
+#include <infer/graph/plan.hpp>
 #include <infer/io/model_bin.hpp>
-#include <infer/io/ncnn_layers.hpp>
-#include <infer/io/param.hpp>
-#include <infer/io/random_weights.hpp>
-#include <infer/net/any_layer.hpp>
-#include <map>
+#include <infer/io/param_dict.hpp>
+#include <infer/mat.hpp>
+#include <infer/option.hpp>
+#include <infer/status.hpp>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <type_traits>
 #include <vector>
 
+#ifdef INFER_HEADER_ONLY
+#define INFER_NET_FUNC inline
+#else
+/// How NetBase's out-of-line members are defined: `inline` in header-only mode, plain in
+/// infer::runtime's sources.
+#define INFER_NET_FUNC
+#endif
+
 namespace infer {
+
+namespace net {
+class AnyLayer;
+/// Builds the layer of a .param line (net::make_layer<Storage>).
+using LayerFactory = Result<std::unique_ptr<AnyLayer>> (*)(const io::ParamFile&,
+                                                           const io::LayerSpec&);
+template <class Storage>
+Result<std::unique_ptr<AnyLayer>> make_layer(const io::ParamFile& file, const io::LayerSpec& spec);
+}  // namespace net
 
 /// A named input of Net::run.
 struct NamedMat {
@@ -33,144 +50,43 @@ struct NamedMat {
   Mat mat;
 };
 
-/// A network loaded at run time, instantiated for the element types in Storage (a storage_list;
-/// f32 by default, which keeps the instantiations, and the build, small).
-template <class Storage = storage_list<f32>>
-class BasicNet {
+/// The storage-independent network: everything of BasicNet but the choice of layer table.
+class NetBase {
  public:
-  /// `target`: the storage type, widest pack and whether to fuse and run in place (the scalar
-  /// reference is `{.max_pack = 1, .fuse = false, .inplace = false}`); `opt`: threads and
-  /// allocators.
-  explicit BasicNet(graph::Target target = {}, Option opt = {})
-      : target_(target), opt_(opt), state_(std::make_unique<State>()) {}
+  NetBase(NetBase&&) noexcept;
+  NetBase& operator=(NetBase&&) noexcept;
+  ~NetBase();
 
   // ---- loading ----------------------------------------------------------------------------------
 
   /// Reads a .param file (text or binary form) and builds its layers.
-  Status load_param(const std::filesystem::path& path) {
-    auto file = io::read_param(path);
-    INFER_TRY(file);
-    return load_param(std::move(*file));
-  }
+  Status load_param(const std::filesystem::path& path);
   /// Reads .param text held in memory; errors name `source`.
-  Status load_param_text(std::string_view text, std::string source = "<memory>") {
-    auto file = io::parse_param_text(text, std::move(source));
-    INFER_TRY(file);
-    return load_param(std::move(*file));
-  }
+  Status load_param_text(std::string_view text, std::string source = "<memory>");
   /// Builds the layers of a parsed .param.
-  Status load_param(io::ParamFile file) {
-    auto st = std::make_unique<State>();
-    st->file = std::move(file);
-    const io::ParamFile& f = st->file;
-    // Every unsupported type at once, so one attempt shows all that a model needs.
-    std::vector<std::string_view> seen;
-    std::string unsupported;
-    for (const io::LayerSpec& spec : f.layers) {
-      if (spec.type == "Input" || io::is_supported_ncnn_type(spec.type)) continue;
-      if (std::find(seen.begin(), seen.end(), spec.type) != seen.end()) continue;
-      seen.push_back(spec.type);
-      unsupported +=
-          fmt::format("{}{} (first at line {})", seen.size() > 1 ? ", " : "", spec.type, spec.line);
-    }
-    if (!unsupported.empty())
-      return make_error("{}: unsupported layer types: {}", f.source, unsupported);
-    for (std::size_t i = 0; i < f.layers.size(); ++i) {
-      const io::LayerSpec& spec = f.layers[i];
-      if (spec.type == "Input") {
-        auto shape = io::input_shape(f, spec);
-        INFER_TRY(shape);
-        if (spec.tops.size() != 1)
-          return make_error("{}: line {}: Input '{}' must have one output, has {}", f.source,
-                            spec.line, spec.name, spec.tops.size());
-        st->inputs.push_back({spec.tops[0], *shape});
-        continue;
-      }
-      Status s = io::visit_ncnn_layer(f, spec, [&](auto& layer) -> Status {
-        using L = std::remove_cvref_t<decltype(layer)>;
-        st->layers.push_back(std::make_unique<net::LayerBox<L, Storage>>(std::move(layer)));
-        return {};
-      });
-      INFER_TRY(s);
-      st->layer_spec.push_back(i);
-    }
-    if (st->layers.empty()) return make_error("{}: the network has no layers to run", f.source);
-    if (st->inputs.empty()) return make_error("{}: the network has no Input layer", f.source);
-    state_ = std::move(st);
-    return {};
-  }
+  Status load_param(io::ParamFile file);
 
   /// Loads the weights from ncnn .bin bytes (every byte must be used); errors name `source`.
-  Status load_model(std::span<const std::byte> bytes, std::string source = "<memory>") {
-    io::ModelBinFromMemory mb(bytes, source);
-    INFER_TRY(load_model(mb));
-    if (mb.offset() != bytes.size())
-      return make_error(
-          "{}: {} bytes of weights left over after the last layer (file has {}, "
-          "layers read {}): the .bin does not belong to this .param",
-          source, bytes.size() - mb.offset(), bytes.size(), mb.offset());
-    return {};
-  }
+  Status load_model(std::span<const std::byte> bytes, std::string source = "<memory>");
   /// Loads the weights from a .bin file.
-  Status load_model(const std::filesystem::path& path) {
-    auto bytes = io::read_file_bytes(path);
-    INFER_TRY(bytes);
-    return load_model(std::span<const std::byte>(*bytes), path.string());
-  }
+  Status load_model(const std::filesystem::path& path);
   /// Loads the weights from any weight source, layer by layer in file order.
-  Status load_model(io::ModelBin& mb) {
-    if (!state_ || state_->layers.empty())
-      return make_error("Net::load_model: load a .param first");
-    State& st = *state_;
-    for (std::size_t n = 0; n < st.layers.size(); ++n) {
-      Status s = st.layers[n]->load(mb);
-      if (!s.ok()) {
-        const io::LayerSpec& spec = spec_of(int(n));
-        return make_error("{}: weights of layer {} '{}' (line {}): {}", st.file.source, spec.type,
-                          spec.name, spec.line, s.message());
-      }
-    }
-    st.weights = true;
-    st.plans.clear();
-    st.prepared.assign(st.layers.size(), {});
-    return {};
-  }
+  Status load_model(io::ModelBin& mb);
   /// Loads deterministic random weights with sane ranges (io/random_weights.hpp), as ncnn's
   /// benchmark runs models without their weights. `bin`, when given, receives the same weights
   /// as ncnn .bin bytes.
-  Status load_random_weights(std::uint64_t seed = 1, std::vector<std::byte>* bin = nullptr) {
-    if (!state_ || state_->layers.empty())
-      return make_error("Net::load_random_weights: load a .param first");
-    io::RandomWeights gen(seed, bin);
-    for (std::size_t n = 0; n < state_->layers.size(); ++n) {
-      gen.begin_layer(spec_of(int(n)));
-      Status s = state_->layers[n]->load(gen);
-      if (!s.ok())
-        return make_error("random weights of layer '{}': {}", spec_of(int(n)).name, s.message());
-    }
-    state_->weights = true;
-    state_->plans.clear();
-    state_->prepared.assign(state_->layers.size(), {});
-    return {};
-  }
+  Status load_random_weights(std::uint64_t seed = 1, std::vector<std::byte>* bin = nullptr);
 
   // ---- what the network holds -------------------------------------------------------------------
 
   /// The names of the Input blobs, in file order.
-  std::vector<std::string_view> input_names() const {
-    std::vector<std::string_view> out;
-    for (const auto& in : state_->inputs) out.push_back(state_->file.blobs[std::size_t(in.blob)]);
-    return out;
-  }
+  std::vector<std::string_view> input_names() const;
   /// The shape an Input declares (0=w 1=h 2=c).
-  Shape input_shape(std::size_t i = 0) const { return state_->inputs.at(i).shape; }
+  Shape input_shape(std::size_t i = 0) const;
   /// The default output: the first output blob of the last layer.
-  std::string_view default_output() const {
-    const io::LayerSpec& last = state_->file.layers.back();
-    return last.tops.empty() ? std::string_view() : state_->file.blobs[std::size_t(last.tops[0])];
-  }
-  const io::ParamFile& param() const { return state_->file; }
-  std::size_t layer_count() const { return state_->layers.size(); }
+  std::string_view default_output() const;
+  const io::ParamFile& param() const;
+  std::size_t layer_count() const;
   const graph::Target& target() const { return target_; }
   const Option& options() const { return opt_; }
 
@@ -179,41 +95,9 @@ class BasicNet {
   /// Runs the network on `inputs` (f32, by Input blob name; shapes may differ from those the
   /// .param declares) and returns the requested blobs (f32, pack 1), in the order asked.
   Result<std::vector<Mat>> run(std::span<const NamedMat> inputs,
-                               std::span<const std::string_view> outputs) {
-    auto compiled = compiled_for(inputs, outputs);
-    INFER_TRY(compiled);
-    Compiled& c = **compiled;
-    for (std::size_t i = 0; i < inputs.size(); ++i) INFER_TRY(set_input(c, i, inputs[i]));
-    if (!profile_) {
-      for (std::size_t k = 0; k < c.plan.steps.size(); ++k) INFER_TRY(run_step(c, k));
-    } else {
-      timings_.clear();
-      for (std::size_t k = 0; k < c.plan.steps.size(); ++k) {
-        const auto start = std::chrono::steady_clock::now();
-        INFER_TRY(run_step(c, k));
-        const auto stop = std::chrono::steady_clock::now();
-        timings_.push_back(
-            {step_text(c, k), std::chrono::duration<double, std::milli>(stop - start).count()});
-      }
-    }
-    std::vector<Mat> out;
-    for (int b : c.plan.output_buffers) {
-      auto copy = c.bufs[std::size_t(b)].clone();
-      INFER_TRY(copy);
-      out.push_back(std::move(*copy));
-    }
-    return out;
-  }
+                               std::span<const std::string_view> outputs);
   /// Runs a one-input network and returns blob `output` (default: the last layer's output).
-  Result<Mat> run(const Mat& input, std::string_view output = {}) {
-    if (state_->inputs.size() != 1)
-      return make_error("Net::run: the network has {} inputs; name them", state_->inputs.size());
-    const NamedMat in{input_names()[0], input};
-    const std::string_view name = output.empty() ? default_output() : output;
-    auto r = run(std::span<const NamedMat>(&in, 1), std::span<const std::string_view>(&name, 1));
-    INFER_TRY(r);
-    return std::move((*r)[0]);
-  }
+  Result<Mat> run(const Mat& input, std::string_view output = {});
 
   /// Times each step of the following runs (ncnn's per-layer benchmark); see step_timings().
   void set_profiling(bool on) { profile_ = on; }
@@ -226,223 +110,59 @@ class BasicNet {
 
   /// The plan the network runs for these input shapes and outputs (for printing).
   Result<const graph::Plan*> plan(std::span<const NamedMat> inputs,
-                                  std::span<const std::string_view> outputs) {
-    auto c = compiled_for(inputs, outputs);
-    INFER_TRY(c);
-    return &(*c)->plan;
-  }
+                                  std::span<const std::string_view> outputs);
+
+ protected:
+  /// `make`: the layer table (net::make_layer<Storage>).
+  NetBase(graph::Target target, Option opt, net::LayerFactory make);
 
  private:
-  struct InputDecl {
-    int blob = -1;
-    Shape shape;
-  };
-  /// A plan with its arena and the layers it changed (folded weights) or prepared differently.
-  struct Compiled {
-    graph::Plan plan;
-    std::vector<std::unique_ptr<net::AnyLayer>> own;  ///< by node; null: the shared layer
-    PoolAllocator workspace;
-    Option opt;
-    Allocator* arena_alloc = nullptr;
-    void* arena = nullptr;
-    std::vector<Mat> bufs;
-    ~Compiled() {
-      if (arena) arena_alloc->deallocate(arena, plan.arena_bytes);
-    }
-  };
-  struct State {
-    io::ParamFile file;
-    std::vector<InputDecl> inputs;
-    std::vector<std::unique_ptr<net::AnyLayer>> layers;  ///< by node (non-Input layers in order)
-    std::vector<std::size_t> layer_spec;                 ///< node -> index in file.layers
-    std::vector<std::pair<ElemType, int>> prepared;      ///< (type, pack) a shared layer has
-    bool weights = false;
-    std::map<std::vector<int>, std::unique_ptr<Compiled>> plans;  ///< by shapes and outputs
-  };
+  struct Compiled;
+  struct State;
 
-  const io::LayerSpec& spec_of(int node) const {
-    return state_->file.layers[state_->layer_spec[std::size_t(node)]];
-  }
-
-  int blob_id(std::string_view name) const {
-    const auto& blobs = state_->file.blobs;
-    for (std::size_t i = 0; i < blobs.size(); ++i)
-      if (blobs[i] == name) return int(i);
-    return -1;
-  }
-
+  const io::LayerSpec& spec_of(int node) const;
+  int blob_id(std::string_view name) const;
   Result<Compiled*> compiled_for(std::span<const NamedMat> inputs,
-                                 std::span<const std::string_view> outputs) {
-    if (!state_ || state_->layers.empty()) return make_error("Net::run: load a .param first");
-    State& st = *state_;
-    if (!st.weights) return make_error("Net::run: load the weights first (load_model)");
-    if (inputs.size() != st.inputs.size())
-      return make_error("Net::run: the network has {} inputs, got {}", st.inputs.size(),
-                        inputs.size());
-    std::vector<Shape> shapes(st.inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      std::size_t k = 0;
-      while (k < st.inputs.size() &&
-             st.file.blobs[std::size_t(st.inputs[k].blob)] != inputs[i].name)
-        ++k;
-      if (k == st.inputs.size())
-        return make_error("Net::run: '{}' is not an input of the network", inputs[i].name);
-      if (k != i)
-        return make_error("Net::run: give the inputs in the order of the .param ('{}' is input {})",
-                          inputs[i].name, k);
-      if (inputs[i].mat.empty()) return make_error("Net::run: input '{}' is empty", inputs[i].name);
-      shapes[i] = inputs[i].mat.shape();
-    }
-    std::vector<int> outs;
-    for (std::string_view name : outputs) {
-      const int b = blob_id(name);
-      if (b < 0) return make_error("Net::run: no blob named '{}' in {}", name, st.file.source);
-      outs.push_back(b);
-    }
-    std::vector<int> key;  // the input shapes, then the requested blobs
-    for (const Shape& sh : shapes) key.insert(key.end(), {sh.dims, sh.w, sh.h, sh.d, sh.c});
-    key.insert(key.end(), outs.begin(), outs.end());
-    if (auto it = st.plans.find(key); it != st.plans.end()) return it->second.get();
-    auto c = compile(shapes, outs);
-    INFER_TRY(c);
-    Compiled* raw = c->get();
-    st.plans.emplace(std::move(key), std::move(*c));
-    return raw;
-  }
-
+                                 std::span<const std::string_view> outputs);
   Result<std::unique_ptr<Compiled>> compile(const std::vector<Shape>& shapes,
-                                            const std::vector<int>& outs) {
-    State& st = *state_;
-    graph::GraphDesc g;
-    for (const std::string& b : st.file.blobs) g.blobs.push_back(b);
-    for (std::size_t i = 0; i < st.inputs.size(); ++i) {
-      g.inputs.push_back(st.inputs[i].blob);
-      g.input_shapes.push_back(shapes[i]);
-    }
-    for (std::size_t n = 0; n < st.layers.size(); ++n) {
-      graph::NodeDesc d = st.layers[n]->describe();
-      const io::LayerSpec& spec = spec_of(int(n));
-      d.name = spec.name;
-      d.in = spec.bottoms;
-      d.out = spec.tops;
-      g.nodes.push_back(std::move(d));
-    }
-    g.outputs = outs;
-    auto infer = [&](int n, std::span<const Shape> in, std::span<Shape> out) {
-      return st.layers[std::size_t(n)]->infer_shapes(in, out);
-    };
-    auto c = std::make_unique<Compiled>();
-    c->plan = graph::compose(std::move(g), target_, infer);
-    if (!c->plan.error.ok()) return make_error("{}: {}", st.file.source, graph::describe(c->plan));
-    const graph::Plan& p = c->plan;
-    // Folding changes weights, and a plan may need a layer at another pack than an earlier
-    // plan prepared it for: such layers get a copy of their own.
-    c->own.resize(st.layers.size());
-    for (const graph::StepDesc& s : p.steps) {
-      if (s.kind != graph::StepDesc::layer) continue;
-      const std::size_t n = std::size_t(s.node);
-      const std::pair<ElemType, int> want{s.type, s.pack};
-      net::AnyLayer* layer = st.layers[n].get();
-      if (!s.folded.empty() || (st.prepared[n].second != 0 && st.prepared[n] != want)) {
-        c->own[n] = layer->clone();
-        layer = c->own[n].get();
-      }
-      for (int f : s.folded) {
-        std::vector<float> a, b;
-        Status fs = st.layers[std::size_t(f)]->affine(a, b);
-        if (fs.ok()) fs = layer->fold_affine(a, b);
-        if (!fs.ok())
-          return make_error("{}: folding '{}' into '{}': {}", st.file.source, spec_of(f).name,
-                            spec_of(s.node).name, fs.message());
-      }
-      if (!c->own[n] && st.prepared[n] == want) continue;
-      Status ps = layer->prepare(s.type, s.pack, opt_);
-      if (!ps.ok())
-        return make_error("{}: preparing layer {} '{}': {}", st.file.source, spec_of(s.node).type,
-                          spec_of(s.node).name, ps.message());
-      if (!c->own[n]) st.prepared[n] = want;
-    }
-    c->opt = opt_;
-    c->arena_alloc = opt_.blob_alloc();
-    c->arena = p.arena_bytes ? c->arena_alloc->allocate(p.arena_bytes) : nullptr;
-    c->bufs.resize(p.buffers.size());
-    for (std::size_t b = 0; b < p.buffers.size(); ++b) {
-      const graph::BufferDesc& d = p.buffers[b];
-      c->bufs[b] = Mat::wrap(static_cast<char*>(c->arena) + d.offset, d.shape, d.type, d.pack,
-                             packed_layout(d.shape, d.type, d.pack).cstep);
-    }
-    c->opt.workspace_allocator = &c->workspace;
-    c->opt.blob_allocator = &c->workspace;
-    return c;
-  }
-
-  Status set_input(Compiled& c, std::size_t i, const NamedMat& in) {
-    Mat& dst = c.bufs[std::size_t(c.plan.input_buffers[i])];
-    if (in.mat.type() != ElemType::f32)
-      return make_error("Net::run: input '{}' must be f32, got {}", in.name,
-                        to_string(in.mat.type()));
-    if (in.mat.elempack() == 1) {
-      in.mat.copy_to(dst);
-      return {};
-    }
-    return convert_packing(in.mat, dst, 1, c.opt);
-  }
-
-  Status run_step(Compiled& c, std::size_t k) {
-    const graph::StepDesc& s = c.plan.steps[k];
-    Status r;
-    std::string_view what;
-    if (s.kind == graph::StepDesc::cast) {
-      what = "cast";
-      r = cast(c.bufs[std::size_t(s.in[0])], c.bufs[std::size_t(s.out[0])], s.type, c.opt);
-    } else if (s.kind == graph::StepDesc::repack) {
-      what = "repack";
-      r = convert_packing(c.bufs[std::size_t(s.in[0])], c.bufs[std::size_t(s.out[0])], s.pack,
-                          c.opt);
-    } else {
-      const std::size_t n = std::size_t(s.node);
-      what = spec_of(s.node).name;
-      const net::AnyLayer* layer = c.own[n] ? c.own[n].get() : state_->layers[n].get();
-      r = layer->run(s, c.bufs, c.opt);
-    }
-    if (r.ok()) {
-      // A layer that made another shape or type than planned would have allocated instead.
-      for (std::size_t o = 0; o < s.out.size(); ++o) {
-        const graph::BufferDesc& d = c.plan.buffers[std::size_t(s.out[o])];
-        const Mat& m = c.bufs[std::size_t(s.out[o])];
-        if (m.data() != static_cast<char*>(c.arena) + d.offset) {
-          const Mat planned = Mat::wrap(nullptr, d.shape, d.type, d.pack);
-          r = make_error("output {} is {}, the plan expected {}", o, m.describe(),
-                         planned.describe());
-          break;
-        }
-      }
-    }
-    if (!r.ok())
-      return make_error("{}: step {} ({}): {}", state_->file.source, k, what, r.message());
-    return {};
-  }
-
-  std::string step_text(const Compiled& c, std::size_t k) const {
-    const graph::StepDesc& s = c.plan.steps[k];
-    const graph::BufferDesc& out = c.plan.buffers[std::size_t(s.out[0])];
-    const std::string what =
-        s.kind == graph::StepDesc::cast ? std::string("cast")
-        : s.kind == graph::StepDesc::repack
-            ? std::string("repack")
-            : fmt::format("{} '{}'", spec_of(s.node).type, spec_of(s.node).name);
-    return fmt::format("{} p{} -> {}x{}x{} p{}", what, s.pack, out.shape.w, out.shape.h,
-                       out.shape.c, out.pack);
-  }
+                                            const std::vector<int>& outs);
+  Status set_input(Compiled& c, std::size_t i, const NamedMat& in);
+  Status run_step(Compiled& c, std::size_t k);
+  std::string step_text(const Compiled& c, std::size_t k) const;
 
   graph::Target target_;
   Option opt_;
+  net::LayerFactory make_layer_;
   std::unique_ptr<State> state_;
   bool profile_ = false;
   std::vector<StepTiming> timings_;
+};
+
+/// A network loaded at run time, instantiated for the element types in Storage (a storage_list;
+/// f32 by default, whose layer table infer::runtime holds compiled).
+template <class Storage = storage_list<f32>>
+class BasicNet : public NetBase {
+#if !defined(INFER_HEADER_ONLY) && !defined(INFER_NET_LAYER_TABLE)
+  static_assert(std::is_same_v<Storage, storage_list<f32>>,
+                "infer::BasicNet<Storage>: infer::runtime compiles the layer table of "
+                "storage_list<f32> only; include <infer/net/layer_table.hpp> before "
+                "<infer/net.hpp> in one file to instantiate this Storage's");
+#endif
+
+ public:
+  /// `target`: the storage type, widest pack and whether to fuse and run in place (the scalar
+  /// reference is `{.max_pack = 1, .fuse = false, .inplace = false}`); `opt`: threads and
+  /// allocators.
+  explicit BasicNet(graph::Target target = {}, Option opt = {})
+      : NetBase(target, opt, &net::make_layer<Storage>) {}
 };
 
 /// The network at f32 storage.
 using Net = BasicNet<>;
 
 }  // namespace infer
+
+#ifdef INFER_HEADER_ONLY
+#include <infer/net/layer_table.hpp>
+#include <infer/net/net_impl.hpp>
+#endif

@@ -1,14 +1,14 @@
 // A layer behind a virtual interface, for networks whose layers are known only at run time (read
-// from an ncnn .param). Each LayerBox<L> instantiates L's forward for every element type the
-// network may run at and every pack L declares, the fused epilogues included, so the steps of a
-// plan made at load time still call the same templated kernels a static graph calls.
+// from an ncnn .param), and the factory that builds one from a .param line. The factory's
+// definition (every layer type x storage type x pack x epilogue) lives in net/layer_table.hpp,
+// compiled once into infer::runtime for storage_list<f32>; this header only declares it, so a file
+// that uses infer::Net does not instantiate the kernels.
 #pragma once
 
-#include <infer/concepts.hpp>
 #include <infer/graph/desc.hpp>
-#include <infer/graph/execute.hpp>
 #include <infer/graph/plan.hpp>
 #include <infer/io/model_bin.hpp>
+#include <infer/io/param_dict.hpp>
 #include <infer/shape.hpp>
 #include <memory>
 #include <span>
@@ -36,97 +36,18 @@ class AnyLayer {
   virtual Status run(const graph::StepDesc& step, std::span<Mat> bufs, const Option& opt) const = 0;
 };
 
-/// AnyLayer over layer L, instantiated for the element types in Storage (a storage_list).
+/// The storage list whose layer table infer::runtime holds compiled (infer::Net's).
+using RuntimeStorage = storage_list<f32>;
+
+/// Builds the layer that .param line `spec` of `file` describes, boxed for the element types in
+/// Storage (a storage_list). An unsupported type or a bad parameter gives an error naming file,
+/// line, layer and key. Defined in <infer/net/layer_table.hpp>.
+template <class Storage>
+Result<std::unique_ptr<AnyLayer>> make_layer(const io::ParamFile& file, const io::LayerSpec& spec);
+
+/// Boxes one layer of type L for the element types in Storage. Defined in
+/// <infer/net/layer_box.hpp>; infer::runtime instantiates it per layer type, a few types a file.
 template <class L, class Storage>
-class LayerBox final : public AnyLayer {
- public:
-  explicit LayerBox(L layer) : layer_(std::move(layer)) {}
-
-  std::unique_ptr<AnyLayer> clone() const override { return std::make_unique<LayerBox>(*this); }
-  graph::NodeDesc describe() const override { return graph::describe_layer(layer_); }
-  ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const override {
-    return layer_.infer_shapes(in, out);
-  }
-  Status load(io::ModelBin& mb) override {
-    if constexpr (io::LoadsWeights<L>) return layer_.load(mb);
-    return {};
-  }
-  Status affine(std::vector<float>& a, std::vector<float>& b) const override {
-    return graph::affine_of(layer_, a, b);
-  }
-  Status fold_affine(std::span<const float> a, std::span<const float> b) override {
-    if constexpr (FoldsAffine<L>) {
-      return layer_.fold_affine(a, b);
-    } else {
-      return make_error("{} cannot fold an affine map", graph::type_name<L>());
-    }
-  }
-  Status prepare(ElemType type, int pack, const Option& opt) override {
-    if constexpr (PreparedLayer<L>) return layer_.prepare(type, pack, opt);
-    return {};
-  }
-  Status run(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt) const override {
-    return run_types(s, bufs, opt, Storage{});
-  }
-
-  const L& layer() const { return layer_; }
-
- private:
-  template <class... Ts>
-  Status run_types(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt,
-                   storage_list<Ts...>) const {
-    Status r = make_error("{}: element type {} is not instantiated in this network",
-                          graph::type_name<L>(), to_string(s.type));
-    (void)((s.type == elem_type_v<Ts> ? (r = run_packs<Ts>(s, bufs, opt, layer_packs<L>{}), true)
-                                      : false) ||
-           ...);
-    return r;
-  }
-
-  template <class T, int... Ps>
-  Status run_packs(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt,
-                   pack_list<Ps...>) const {
-    if constexpr (!layer_storage<L>::template contains<T>) {
-      return make_error("{} does not declare storage {}", graph::type_name<L>(), to_string(s.type));
-    } else {
-      Status r = make_error("{}: pack {} is not declared", graph::type_name<L>(), s.pack);
-      (void)((s.pack == Ps ? (r = run_at<T, Ps>(s, bufs, opt), true) : false) || ...);
-      return r;
-    }
-  }
-
-  template <class T, int Pack>
-  Status run_at(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt) const {
-    const graph::StepIo io{s.inplace, s.in, s.out};
-    if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
-      switch (s.act.type) {
-        case 1:
-          return fused<T, Pack, 1>(io, s, bufs, opt);
-        case 2:
-          return fused<T, Pack, 2>(io, s, bufs, opt);
-        case 3:
-          return fused<T, Pack, 3>(io, s, bufs, opt);
-        case 4:
-          return fused<T, Pack, 4>(io, s, bufs, opt);
-        case 5:
-          return fused<T, Pack, 5>(io, s, bufs, opt);
-        case 6:
-          return fused<T, Pack, 6>(io, s, bufs, opt);
-        default:
-          break;
-      }
-    }
-    return graph::run_node<L, T, Pack>(layer_, io, bufs, opt);
-  }
-
-  template <class T, int Pack, int Act>
-  Status fused(const graph::StepIo& io, const graph::StepDesc& s, std::span<Mat> bufs,
-               const Option& opt) const {
-    const auto act = graph::make_act<Act>(s.act.params);
-    return graph::run_node<L, T, Pack, decltype(act)>(layer_, io, bufs, opt, &act);
-  }
-
-  L layer_;
-};
+std::unique_ptr<AnyLayer> box_layer(L&& layer);
 
 }  // namespace infer::net
