@@ -114,4 +114,22 @@ Status run_node(const L& layer, const StepIo& s, std::span<Mat> bufs, const Opti
   }
 }
 
+/// A fusing layer's step with `act` as its epilogue (the step's activation; act::Identity for
+/// none): only forward_fused<T, Pack> with this Act is instantiated, not the layer's forward,
+/// which dispatches over all seven activations at run time. A static graph knows each step's
+/// activation while compiling, so its steps come here.
+template <class L, class T, int Pack, class Act>
+Status run_fused_node(const L& layer, const StepIo& s, std::span<Mat> bufs, const Option& opt,
+                      const Act& act) {
+  static_assert(FusesActivation<L, T, Pack, Act>);
+  if constexpr (HasSingleInplace<L, T, Pack>) {
+    if (s.inplace) return run_node<L, T, Pack, Act>(layer, s, bufs, opt, &act);
+  }
+  if (s.in.size() != 1 || s.out.size() != 1)
+    return make_error("a one-blob layer takes 1 input and 1 output, got {} and {}", s.in.size(),
+                      s.out.size());
+  return layer.template forward_fused<T, Pack>(bufs[std::size_t(s.in[0])],
+                                               bufs[std::size_t(s.out[0])], opt, act);
+}
+
 }  // namespace infer::graph

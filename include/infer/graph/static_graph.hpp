@@ -355,9 +355,10 @@ class StaticGraph {
     const L& layer = std::get<N>(nodes_).layer;
     const StepIo io{s.inplace, std::span<const int>(s.in.data(), s.n_in),
                     std::span<const int>(s.out.data(), s.n_out)};
-    if constexpr (s.act.type != 0 && FusesActivation<L, T, Pack, act::Identity>) {
-      const auto act = make_act<s.act.type>(s.act.params);
-      return run_node<L, T, Pack, decltype(act)>(layer, io, bufs_, opt_, &act);
+    if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
+      // The step's activation (the layer's own 9=, or one fused into it) as the kernels' template
+      // argument, Identity included: the layer's forward would instantiate all seven.
+      return run_fused_node<L, T, Pack>(layer, io, bufs_, opt_, make_act<s.act.type>(s.act.params));
     } else {
       return run_node<L, T, Pack>(layer, io, bufs_, opt_);
     }
