@@ -14,6 +14,7 @@
 #include <infer/layers/convolution.hpp>
 #include <random>
 
+#include "support/fused_instances.hpp"
 #include "support/layer_tester.hpp"
 
 using infer::ElemType;

@@ -7,6 +7,7 @@
 #include <infer/layers/convolution_depthwise.hpp>
 #include <random>
 
+#include "support/fused_instances.hpp"
 #include "support/layer_tester.hpp"
 
 using infer::ElemType;

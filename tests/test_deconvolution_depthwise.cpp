@@ -9,6 +9,7 @@
 #include <infer/layers/deconvolution_depthwise.hpp>
 #include <random>
 
+#include "support/fused_instances.hpp"
 #include "support/layer_tester.hpp"
 
 using infer::ElemType;

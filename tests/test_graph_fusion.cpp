@@ -18,6 +18,8 @@
 #include <infer/layers/sigmoid.hpp>
 #include <random>
 
+#include "support/fused_instances.hpp"
+
 using namespace infer;
 using namespace infer::layers;
 using graph::from;

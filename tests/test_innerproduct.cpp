@@ -10,6 +10,7 @@
 #include <infer/layers/innerproduct.hpp>
 #include <random>
 
+#include "support/fused_instances.hpp"
 #include "support/layer_tester.hpp"
 
 using infer::ElemType;

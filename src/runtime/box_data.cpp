@@ -1,5 +1,5 @@
 // infer::runtime: infer::Net's layer boxes (every element type, pack and epilogue) of Split,
-// Concat, Slice, ShuffleChannel, Reshape, Flatten, Permute, Padding, Crop, Dropout, Noop,
+// Concat, Slice, ShuffleChannel, Reshape, Flatten, Permute, Padding, Pooling, Crop, Dropout, Noop,
 // MemoryData, Softmax, Interp, LRN, Reduction.
 #define INFER_RUNTIME_SOURCE
 #include "box.hpp"
@@ -11,6 +11,7 @@
 #include <infer/layers/flatten.hpp>
 #include <infer/layers/permute.hpp>
 #include <infer/layers/padding.hpp>
+#include <infer/layers/pooling.hpp>
 #include <infer/layers/crop.hpp>
 #include <infer/layers/dropout.hpp>
 #include <infer/layers/noop.hpp>
@@ -28,6 +29,7 @@ INFER_RUNTIME_BOX(Reshape);
 INFER_RUNTIME_BOX(Flatten);
 INFER_RUNTIME_BOX(Permute);
 INFER_RUNTIME_BOX(Padding);
+INFER_RUNTIME_BOX(Pooling);
 INFER_RUNTIME_BOX(Crop);
 INFER_RUNTIME_BOX(Dropout);
 INFER_RUNTIME_BOX(Noop);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "support/fused_instances.hpp"  // first: the graphs below then use its instances
 #include "alexnet.hpp"
 #include "efficientnet_b0.hpp"
 #include "mnasnet.hpp"

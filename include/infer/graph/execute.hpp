@@ -10,6 +10,7 @@
 #include <infer/mat.hpp>
 #include <infer/status.hpp>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace infer::graph {
@@ -114,11 +115,16 @@ Status run_node(const L& layer, const StepIo& s, std::span<Mat> bufs, const Opti
   }
 }
 
+/// run_fused_node's Algo when the layer chooses its algorithm at run time.
+struct AnyAlgorithm {};
+
 /// A fusing layer's step with `act` as its epilogue (the step's activation; act::Identity for
 /// none): only forward_fused<T, Pack> with this Act is instantiated, not the layer's forward,
-/// which dispatches over all seven activations at run time. A static graph knows each step's
-/// activation while compiling, so its steps come here.
-template <class L, class T, int Pack, class Act>
+/// which dispatches over all seven activations at run time. With `Algo` (the layer's
+/// algorithm(Pack), for layers that have forward_with) only that algorithm's kernels are. A
+/// static graph knows each step's activation and layer parameters while compiling, so its steps
+/// come here.
+template <class L, class T, int Pack, auto Algo = AnyAlgorithm{}, class Act>
 Status run_fused_node(const L& layer, const StepIo& s, std::span<Mat> bufs, const Option& opt,
                       const Act& act) {
   static_assert(FusesActivation<L, T, Pack, Act>);
@@ -128,8 +134,12 @@ Status run_fused_node(const L& layer, const StepIo& s, std::span<Mat> bufs, cons
   if (s.in.size() != 1 || s.out.size() != 1)
     return make_error("a one-blob layer takes 1 input and 1 output, got {} and {}", s.in.size(),
                       s.out.size());
-  return layer.template forward_fused<T, Pack>(bufs[std::size_t(s.in[0])],
-                                               bufs[std::size_t(s.out[0])], opt, act);
+  Mat& in = bufs[std::size_t(s.in[0])];
+  Mat& out = bufs[std::size_t(s.out[0])];
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Algo)>, AnyAlgorithm>)
+    return layer.template forward_fused<T, Pack>(in, out, opt, act);
+  else
+    return layer.template forward_with<T, Pack, Algo>(in, out, opt, act);
 }
 
 }  // namespace infer::graph

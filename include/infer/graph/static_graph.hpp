@@ -358,7 +358,18 @@ class StaticGraph {
     if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
       // The step's activation (the layer's own 9=, or one fused into it) as the kernels' template
       // argument, Identity included: the layer's forward would instantiate all seven.
-      return run_fused_node<L, T, Pack>(layer, io, bufs_, opt_, make_act<s.act.type>(s.act.params));
+      const auto act = make_act<s.act.type>(s.act.params);
+      constexpr const L& node_layer = std::get<N>(G.nodes).layer;
+      if constexpr (requires {
+                      node_layer.template forward_with<T, Pack, node_layer.algorithm(Pack)>(
+                          bufs_[0], bufs_[0], opt_, act);
+                    }) {
+        // The layer's parameters are constants here: so is its choice of algorithm.
+        constexpr auto algo = node_layer.algorithm(Pack);
+        return run_fused_node<L, T, Pack, algo>(layer, io, bufs_, opt_, act);
+      } else {
+        return run_fused_node<L, T, Pack>(layer, io, bufs_, opt_, act);
+      }
     } else {
       return run_node<L, T, Pack>(layer, io, bufs_, opt_);
     }

@@ -243,13 +243,24 @@ struct Convolution {
         activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
   }
 
-  /// forward with `act` applied to the accumulators in place of `activation`.
+  /// forward with `act` applied to the accumulators in place of `activation`. Defined after the
+  /// class, not inline: a small dispatcher that GCC would otherwise instantiate (and inline, all
+  /// three algorithms with it) even where layers/instances.hpp declares it extern.
   template <StorageElement T, int Pack, class Act>
-  Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+  Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
+
+  /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
+  /// its kernels are instantiated. A static graph knows each layer's parameters, so its steps
+  /// call this (graph::run_fused_node).
+  template <StorageElement T, int Pack, Algorithm Algo, class Act>
+  Status forward_with(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    if (algorithm(Pack) != Algo)
+      return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
+                        int(Algo), Pack, int(algorithm(Pack)));
     detail::WindowPlan plan;
     INFER_TRY(check_input<T, Pack>(bottom, plan));
-    const Algorithm algo = algorithm(Pack);
-    const bool gemm = algo == Algorithm::gemm;
+    constexpr Algorithm algo = Algo;
+    constexpr bool gemm = algo == Algorithm::gemm;
     const int maxk = detail::conv_window(*this).maxk();
     const std::size_t weights_want =
         algo == Algorithm::winograd
@@ -263,10 +274,22 @@ struct Convolution {
           "Convolution: weights are not prepared for pack {} (prepared for {}; call prepare "
           "after load)",
           Pack, prepared_pack);
-    if constexpr (Pack > 1 && simd::has_width<Pack>) {
-      if (algo == Algorithm::winograd)
+    if constexpr (algo == Algorithm::winograd) {
+      if constexpr (Pack > 1 && simd::has_width<Pack>)
         return forward_winograd<T, Pack>(bottom, top, plan, opt, act);
+      else
+        return make_error("Convolution: Winograd needs a packed input, got pack {}", Pack);
+    } else {
+      return forward_padded<T, Pack, gemm>(bottom, top, plan, opt, act);
     }
+  }
+
+ private:
+  /// forward_with's GEMM and direct paths: on an explicitly padded copy of the input.
+  template <StorageElement T, int Pack, bool Gemm, class Act>
+  Status forward_padded(const Mat& bottom, Mat& top, const detail::WindowPlan& plan,
+                        const Option& opt, const Act& act) const {
+    const int maxk = detail::conv_window(*this).maxk();
     auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
     if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
     const int out_pack = pack_for(num_output, Pack);
@@ -276,7 +299,7 @@ struct Convolution {
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
     const Mat& src = padded.value();
-    if (gemm) {
+    if constexpr (Gemm) {
       const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
       const std::size_t per_thread = kernels::gemm::workspace_per_thread(num_input() * maxk);
       Mat workspace;
@@ -289,17 +312,17 @@ struct Convolution {
             g, act, static_cast<float*>(workspace.data()), threads);
       });
       return {};
+    } else {
+      detail::with_pack<Pack>(out_pack, [&](auto op) {
+        constexpr int OutPack = decltype(op)::value;
+        kernels::convolution_direct<T, Pack, OutPack>(src.view<T, Pack>(), top.view<T, OutPack>(),
+                                                      weight_packed.data(), bias_packed.data(), g,
+                                                      act, opt.num_threads);
+      });
+      return {};
     }
-    detail::with_pack<Pack>(out_pack, [&](auto op) {
-      constexpr int OutPack = decltype(op)::value;
-      kernels::convolution_direct<T, Pack, OutPack>(src.view<T, Pack>(), top.view<T, OutPack>(),
-                                                    weight_packed.data(), bias_packed.data(), g,
-                                                    act, opt.num_threads);
-    });
-    return {};
   }
 
- private:
   /// Fewest input and output channels that take Winograd (see algorithm()).
   static constexpr int kWinogradMinChannels = 16;
 
@@ -367,5 +390,19 @@ struct Convolution {
     return {};
   }
 };
+
+template <StorageElement T, int Pack, class Act>
+Status Convolution::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
+                                  const Act& act) const {
+  switch (algorithm(Pack)) {
+    case Algorithm::winograd:
+      return forward_with<T, Pack, Algorithm::winograd>(bottom, top, opt, act);
+    case Algorithm::gemm:
+      return forward_with<T, Pack, Algorithm::gemm>(bottom, top, opt, act);
+    case Algorithm::direct:
+      break;
+  }
+  return forward_with<T, Pack, Algorithm::direct>(bottom, top, opt, act);
+}
 
 }  // namespace infer::layers

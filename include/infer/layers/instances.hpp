@@ -1,0 +1,40 @@
+// Explicit instantiation lists of the fusing layers' forward_fused: every pack (1, 4, 8, 16) and
+// every fused activation, for one layer and element type. A program with several files that run
+// the same layers compiles each instantiation once, in a file of its own, and declares it in the
+// others (instantiating Convolution at one type costs tens of seconds of compile time):
+//
+//   INFER_FUSED_INSTANCES(extern, Convolution, f32);  // in the header every such file includes
+//   INFER_FUSED_INSTANCES(, Convolution, f32);        // in one source file
+//
+// infer::runtime does this for its own layer table (src/runtime/fused_f32.hpp), as do infer's
+// tests. Static graphs do not need it: they stay header-only.
+#pragma once
+
+#include <infer/kernels/activation.hpp>
+#include <infer/mat.hpp>
+#include <infer/option.hpp>
+#include <infer/status.hpp>
+
+/// One forward_fused<T, Pack, act::Act> of layer L (Keyword: `extern` to declare, empty to
+/// define).
+#define INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Act)                                          \
+  Keyword template ::infer::Status                                                             \
+  infer::layers::L::forward_fused<::infer::T, Pack, ::infer::act::Act>(                        \
+      const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, const ::infer::act::Act&) const
+
+/// forward_fused of layer L at element type T and pack Pack with each epilogue graph::make_act
+/// gives (ncnn's activation types 0..6).
+#define INFER_FUSED_INSTANCES_AT(Keyword, L, T, Pack)    \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Identity);  \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, ReLU);      \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Clip);      \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Sigmoid);   \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Mish);      \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, HardSwish)
+
+/// forward_fused of layer L at element type T, every pack and epilogue.
+#define INFER_FUSED_INSTANCES(Keyword, L, T)     \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 1);   \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 4);   \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 8);   \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 16)

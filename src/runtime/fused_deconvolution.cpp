@@ -1,0 +1,5 @@
+// infer::runtime: Deconvolution::forward_fused at f32, every pack and epilogue (fused_f32.hpp).
+#define INFER_RUNTIME_SOURCE
+#include "fused_f32.hpp"
+
+INFER_FUSED_INSTANCES(, Deconvolution, f32);

@@ -1,0 +1,25 @@
+// The fusing layers' forward_fused (every pack and epilogue) declared extern, so that the test
+// files that run these layers do not each instantiate them again: f32 comes from infer::runtime,
+// f16 and bf16 from the instance files tests/CMakeLists.txt generates (one per layer and type,
+// built in parallel). The AVX2 and sanitizer builds define INFER_TEST_OWN_INSTANCES: there each
+// file instantiates what it runs (their kernels are built with other flags).
+#pragma once
+
+#include <infer/layers/convolution.hpp>
+#include <infer/layers/convolution_depthwise.hpp>
+#include <infer/layers/deconvolution.hpp>
+#include <infer/layers/deconvolution_depthwise.hpp>
+#include <infer/layers/innerproduct.hpp>
+#include <infer/layers/instances.hpp>
+
+#ifndef INFER_TEST_OWN_INSTANCES
+#define INFER_TEST_FUSED_INSTANCES(Keyword, T)                \
+  INFER_FUSED_INSTANCES(Keyword, Convolution, T);             \
+  INFER_FUSED_INSTANCES(Keyword, ConvolutionDepthWise, T);    \
+  INFER_FUSED_INSTANCES(Keyword, Deconvolution, T);           \
+  INFER_FUSED_INSTANCES(Keyword, DeconvolutionDepthWise, T);  \
+  INFER_FUSED_INSTANCES(Keyword, InnerProduct, T)
+INFER_TEST_FUSED_INSTANCES(extern, f32);
+INFER_TEST_FUSED_INSTANCES(extern, f16);
+INFER_TEST_FUSED_INSTANCES(extern, bf16);
+#endif
