@@ -16,3 +16,5 @@ INFER_FUSED_INSTANCES(extern, ConvolutionDepthWise, f32);
 INFER_FUSED_INSTANCES(extern, Deconvolution, f32);
 INFER_FUSED_INSTANCES(extern, DeconvolutionDepthWise, f32);
 INFER_FUSED_INSTANCES(extern, InnerProduct, f32);
+INFER_ALGORITHM_INSTANCES(extern, Convolution, f32);
+INFER_ALGORITHM_INSTANCES(extern, ConvolutionDepthWise, f32);

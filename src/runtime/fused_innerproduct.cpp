@@ -1,4 +1,4 @@
-// infer::runtime: InnerProduct::forward_fused at f32, every pack and epilogue (fused_f32.hpp).
+// infer::runtime: InnerProduct::forward_fused at f32 (fused_f32.hpp).
 #define INFER_RUNTIME_SOURCE
 #include "fused_f32.hpp"
 

@@ -1,4 +1,4 @@
-// The fusing layers' forward_fused (every pack and epilogue) declared extern, so that the test
+// The fusing layers' forward_fused and forward_with (every pack, epilogue, algorithm) declared extern, so that the test
 // files that run these layers do not each instantiate them again: f32 comes from infer::runtime,
 // f16 and bf16 from the instance files tests/CMakeLists.txt generates (one per layer and type,
 // built in parallel). The AVX2 and sanitizer builds define INFER_TEST_OWN_INSTANCES: there each
@@ -18,7 +18,9 @@
   INFER_FUSED_INSTANCES(Keyword, ConvolutionDepthWise, T);    \
   INFER_FUSED_INSTANCES(Keyword, Deconvolution, T);           \
   INFER_FUSED_INSTANCES(Keyword, DeconvolutionDepthWise, T);  \
-  INFER_FUSED_INSTANCES(Keyword, InnerProduct, T)
+  INFER_FUSED_INSTANCES(Keyword, InnerProduct, T);            \
+  INFER_ALGORITHM_INSTANCES(Keyword, Convolution, T);         \
+  INFER_ALGORITHM_INSTANCES(Keyword, ConvolutionDepthWise, T)
 INFER_TEST_FUSED_INSTANCES(extern, f32);
 INFER_TEST_FUSED_INSTANCES(extern, f16);
 INFER_TEST_FUSED_INSTANCES(extern, bf16);

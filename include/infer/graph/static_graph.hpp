@@ -52,6 +52,21 @@ struct FixedPlan {
   std::size_t lower_bound = 0;
 };
 
+/// Node N's layer, as a base of LayerSlots.
+template <std::size_t N, class L>
+struct LayerSlot {
+  L layer;
+};
+
+/// Every node's layer in one flat object. Not a std::tuple of the nodes: its recursive
+/// _Tuple_impl gives each of a few hundred nodes its own constructor and destructor, each named
+/// after every node type behind it, and that code (quadratic in the node count) cost more to
+/// compile than some networks' kernels.
+template <class Seq, class... Ls>
+struct LayerSlots;
+template <std::size_t... N, class... Ls>
+struct LayerSlots<std::index_sequence<N...>, Ls...> : LayerSlot<N, Ls>... {};
+
 }  // namespace detail
 
 /// A graph composed at compile time. G is a constexpr Graph object with static storage
@@ -66,6 +81,16 @@ class StaticGraph {
 
   template <std::size_t N>
   using LayerOf = std::remove_cvref_t<decltype(std::get<N>(G.nodes).layer)>;
+
+  template <std::size_t... N>
+  static auto slots_of(std::index_sequence<N...>)
+      -> detail::LayerSlots<std::index_sequence<N...>, LayerOf<N>...>;
+  using Layers = decltype(slots_of(std::make_index_sequence<kNodes>{}));
+  /// The layers copied out of the graph value.
+  template <std::size_t... N>
+  static Layers copy_layers(std::index_sequence<N...>) {
+    return Layers{detail::LayerSlot<N, LayerOf<N>>{std::get<N>(G.nodes).layer}...};
+  }
 
   static constexpr bool kAllShapeInferable = []<std::size_t... N>(std::index_sequence<N...>) {
     return (ShapeInferable<LayerOf<N>> && ...);
@@ -161,7 +186,9 @@ class StaticGraph {
 
   /// Allocates the arena (from opt.blob_alloc()) and copies the layers out of the graph value.
   explicit StaticGraph(const Option& opt = {})
-      : nodes_(G.nodes), opt_(opt), workspace_(opt.workspace_alloc()) {
+      : layers_(copy_layers(std::make_index_sequence<kNodes>{})),
+        opt_(opt),
+        workspace_(opt.workspace_alloc()) {
     arena_alloc_ = opt.blob_alloc();
     arena_ = arena_bytes ? arena_alloc_->allocate(arena_bytes) : nullptr;
     for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
@@ -183,13 +210,14 @@ class StaticGraph {
   /// The layer of node N (as written), e.g. to set weights before finalize().
   template <std::size_t N>
   LayerOf<N>& layer() {
-    return std::get<N>(nodes_).layer;
+    return static_cast<detail::LayerSlot<N, LayerOf<N>>&>(layers_).layer;
   }
 
   /// Calls f(layer) on every node's layer in the written order (e.g. to set weights by hand).
   template <class F>
   void for_each_layer(F&& f) {
-    std::apply([&](auto&... n) { (f(n.layer), ...); }, nodes_);
+    [&]<std::size_t... N>(std::index_sequence<N...>) { (f(layer<N>()), ...); }
+    (std::make_index_sequence<kNodes>{});
   }
 
   /// Loads every node's weights from `mb` in the graph's written order (ncnn's .bin order), then
@@ -238,7 +266,7 @@ class StaticGraph {
   template <std::size_t N>
   bool load_node(io::ModelBin& mb, Status& st) {
     if constexpr (io::LoadsWeights<LayerOf<N>>) {
-      Status s = std::get<N>(nodes_).layer.load(mb);
+      Status s = layer<N>().load(mb);
       if (!s.ok()) {
         st = make_error("loading weights of node {} ({} '{}'): {}", N, type_name<LayerOf<N>>(),
                         std::get<N>(G.nodes).name, s.message());
@@ -253,7 +281,7 @@ class StaticGraph {
     constexpr auto s = kPlan.steps[S];
     if constexpr (s.kind == StepDesc::layer) {
       using L = LayerOf<std::size_t(s.node)>;
-      auto& layer = std::get<std::size_t(s.node)>(nodes_).layer;
+      auto& layer = this->layer<std::size_t(s.node)>();
       if constexpr (FoldsAffine<L>) {
         bool ok = true;
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -277,8 +305,8 @@ class StaticGraph {
   template <std::size_t N, std::size_t F>
   bool fold_one(Status& st) {
     std::vector<float> a, b;
-    Status s = affine_of(std::get<F>(nodes_).layer, a, b);
-    if (s.ok()) s = std::get<N>(nodes_).layer.fold_affine(a, b);
+    Status s = affine_of(layer<F>(), a, b);
+    if (s.ok()) s = layer<N>().fold_affine(a, b);
     if (!s.ok()) {
       st = make_error("folding node {} into node {}: {}", F, N, s.message());
       return false;
@@ -352,7 +380,7 @@ class StaticGraph {
     using L = LayerOf<N>;
     using T = detail::element_t<s.type>;
     constexpr int Pack = s.pack;
-    const L& layer = std::get<N>(nodes_).layer;
+    const L& layer = this->layer<N>();
     const StepIo io{s.inplace, std::span<const int>(s.in.data(), s.n_in),
                     std::span<const int>(s.out.data(), s.n_out)};
     if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
@@ -375,7 +403,7 @@ class StaticGraph {
     }
   }
 
-  Nodes nodes_;
+  Layers layers_;
   Option opt_;
   PoolAllocator workspace_;
   Allocator* arena_alloc_ = nullptr;

@@ -75,6 +75,53 @@ struct ConvolutionDepthWise {
   /// Whether each channel is convolved alone (group == channels == num_output).
   constexpr bool depthwise() const { return group == num_output && num_input() == group; }
 
+  /// The kernels forward can run; which one is algorithm()'s choice.
+  enum class Algorithm {
+    fast,              ///< depthwise 3x3 / 5x5, stride 1 / 2: kernels/convolution_depthwise.hpp
+    direct,            ///< depthwise, any other window: the direct depthwise kernel
+    group_gemm,        ///< grouped, groups of whole packs: one Convolution (GEMM) per group
+    grouped,           ///< grouped: the direct kernel per group, at the input's pack
+    grouped_unpacked,  ///< grouped, groups that do not fill whole packs: computed at pack 1
+  };
+
+  /// The kernel forward runs for input pack `pack`, decided by the parameters alone (prepare()
+  /// lays the weights out for it; a static graph instantiates only it).
+  constexpr Algorithm algorithm(int pack) const {
+    if (depthwise())
+      return kernels::depthwise_kxk_supported(geometry()) ? Algorithm::fast : Algorithm::direct;
+    const int cin_g = num_input() / group, cout_g = num_output / group;
+    if (pack > 1 && cin_g % pack == 0 && cout_g % pack == 0 && group_conv().uses_gemm())
+      return Algorithm::group_gemm;
+    return cin_g % pack == 0 && cout_g % pack_for(num_output, pack) == 0
+               ? Algorithm::grouped
+               : Algorithm::grouped_unpacked;
+  }
+
+  /// One group's convolution (without weights): what Algorithm::group_gemm runs per group.
+  constexpr Convolution group_conv() const {
+    const int cin_g = num_input() / group, cout_g = num_output / group;
+    return Convolution{.num_output = cout_g,
+                       .kernel_w = kernel_w,
+                       .dilation_w = dilation_w,
+                       .stride_w = stride_w,
+                       .pad_left = pad_left,
+                       .bias_term = 1,
+                       .weight_data_size = cin_g * cout_g * detail::conv_window(*this).maxk(),
+                       .kernel_h = kernel_h,
+                       .dilation_h = dilation_h,
+                       .stride_h = stride_h,
+                       .pad_top = pad_top,
+                       .pad_right = pad_right,
+                       .pad_bottom = pad_bottom,
+                       .pad_value = pad_value};
+  }
+
+  /// The window as the kernels take it.
+  constexpr kernels::ConvGeometry geometry() const {
+    const detail::Window2D w = detail::conv_window(*this);
+    return {w.kernel_w, w.kernel_h, w.dilation_w, w.dilation_h, w.stride_w, w.stride_h};
+  }
+
   /// Checks the parameters alone (static messages).
   constexpr ShapeCheck check_params() const {
     if (int8_scale_term != 0) return shape_error("int8 (int8_scale_term != 0) is not supported");
@@ -172,26 +219,12 @@ struct ConvolutionDepthWise {
   /// GEMM takes the group's window (then the grouped direct kernel is not used).
   Status prepare_group_convs(ElemType type, int pack, const Option& opt) {
     group_convs.clear();
-    const int cin_g = num_input() / group, cout_g = num_output / group;
-    if (pack == 1 || cin_g % pack != 0 || cout_g % pack != 0) return {};
-    const std::size_t per_group = std::size_t(cin_g) * cout_g * detail::conv_window(*this).maxk();
+    if (algorithm(pack) != Algorithm::group_gemm) return {};
+    const int cout_g = num_output / group;
+    const std::size_t per_group = std::size_t(group_conv().weight_data_size);
     std::vector<Convolution> convs;
     for (int g = 0; g < group; ++g) {
-      Convolution c{.num_output = cout_g,
-                    .kernel_w = kernel_w,
-                    .dilation_w = dilation_w,
-                    .stride_w = stride_w,
-                    .pad_left = pad_left,
-                    .bias_term = 1,
-                    .weight_data_size = int(per_group),
-                    .kernel_h = kernel_h,
-                    .dilation_h = dilation_h,
-                    .stride_h = stride_h,
-                    .pad_top = pad_top,
-                    .pad_right = pad_right,
-                    .pad_bottom = pad_bottom,
-                    .pad_value = pad_value};
-      if (!c.uses_gemm()) return {};
+      Convolution c = group_conv();
       c.weight_data.assign(weight_data.begin() + std::ptrdiff_t(g * per_group),
                            weight_data.begin() + std::ptrdiff_t((g + 1) * per_group));
       c.bias_data = bias_term ? std::vector<float>(bias_data.begin() + g * cout_g,
@@ -237,9 +270,19 @@ struct ConvolutionDepthWise {
         activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
   }
 
-  /// forward with `act` applied to the accumulators in place of `activation`.
+  /// forward with `act` applied to the accumulators in place of `activation`. Defined after the
+  /// class, not inline (see Convolution::forward_fused).
   template <StorageElement T, int Pack, class Act>
-  Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+  Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
+
+  /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
+  /// its kernels are instantiated (a static graph's steps call this).
+  template <StorageElement T, int Pack, Algorithm Algo, class Act>
+  Status forward_with(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    if (algorithm(Pack) != Algo)
+      return make_error(
+          "ConvolutionDepthWise: forward_with algorithm {} at pack {}, the layer chooses {}",
+          int(Algo), Pack, int(algorithm(Pack)));
     detail::WindowPlan plan;
     INFER_TRY(check_input<T, Pack>(bottom, plan));
     if (prepared_pack != Pack || weight_packed.size() != std::size_t(weight_data_size) ||
@@ -250,13 +293,11 @@ struct ConvolutionDepthWise {
           Pack, prepared_pack);
     const int out_pack = pack_for(num_output, Pack);
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
-    const detail::Window2D w = detail::conv_window(*this);
-    const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
-                                  w.dilation_h, w.stride_w, w.stride_h};
-    // Depthwise 3x3 / 5x5, stride 1 / 2: register-tiled kernels on the unpadded input (5x5 stride
-    // 1 through a ring of padded rows, pack 1 through a padded f32 copy of each plane, both in
-    // workspace memory).
-    if (depthwise() && kernels::depthwise_kxk_supported(g)) {
+    const kernels::ConvGeometry g = geometry();
+    if constexpr (Algo == Algorithm::fast) {
+      // Depthwise 3x3 / 5x5, stride 1 / 2: register-tiled kernels on the unpadded input (5x5
+      // stride 1 through a ring of padded rows, pack 1 through a padded f32 copy of each plane,
+      // both in workspace memory).
       INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
       const int threads = std::max(opt.num_threads, 1);
       Mat workspace;
@@ -273,8 +314,9 @@ struct ConvolutionDepthWise {
                                                    {plan.pads.left, plan.pads.top, pad_value}, act,
                                                    threads, static_cast<float*>(workspace.data()));
       return {};
-    }
-    if (!group_convs.empty()) {
+    } else if constexpr (Algo == Algorithm::group_gemm) {
+      if (group_convs.size() != std::size_t(group))
+        return make_error("ConvolutionDepthWise: the group convolutions are not prepared");
       // Each group's GEMM writes its channel range of the output in place.
       INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
       const int in_packs = num_input() / group / Pack, out_packs = num_output / group / out_pack;
@@ -287,39 +329,39 @@ struct ConvolutionDepthWise {
           return make_error("ConvolutionDepthWise: group {} did not write its output range", gi);
       }
       return {};
+    } else {
+      auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
+      if (!padded.ok()) return make_error("ConvolutionDepthWise: padding: {}", padded.message());
+      const Mat& src = padded.value();
+      if constexpr (Algo == Algorithm::direct) {  // channels == num_output: out_pack == Pack
+        INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
+        kernels::convolution_depthwise_direct<T, Pack>(src.view<T, Pack>(), top.view<T, Pack>(),
+                                                       weight_packed.data(), bias_packed.data(), g,
+                                                       act, opt.num_threads);
+        return {};
+      } else if constexpr (Algo == Algorithm::grouped) {
+        INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
+        detail::with_pack<Pack>(out_pack, [&](auto op) {
+          grouped<T, Pack, decltype(op)::value>(src, top, g, act, opt.num_threads);
+        });
+        return {};
+      } else {
+        // A group's channels do not fill whole packs: compute unpacked, in workspace memory.
+        Option ws = opt;
+        ws.blob_allocator = opt.workspace_alloc();
+        Mat src1;
+        INFER_TRY(convert_packing(src, src1, 1, ws));
+        if (out_pack == 1) {
+          INFER_TRY(top.create(out_shape, elem_type_v<T>, 1, opt.blob_alloc()));
+          grouped<T, 1, 1>(src1, top, g, act, opt.num_threads);
+          return {};
+        }
+        Mat top1;
+        INFER_TRY(top1.create(out_shape, elem_type_v<T>, 1, ws.blob_alloc()));
+        grouped<T, 1, 1>(src1, top1, g, act, opt.num_threads);
+        return convert_packing(top1, top, out_pack, opt);
+      }
     }
-    auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
-    if (!padded.ok()) return make_error("ConvolutionDepthWise: padding: {}", padded.message());
-    const Mat& src = padded.value();
-
-    if (depthwise()) {  // channels == num_output, so out_pack == Pack
-      INFER_TRY(top.create(out_shape, elem_type_v<T>, Pack, opt.blob_alloc()));
-      kernels::convolution_depthwise_direct<T, Pack>(src.view<T, Pack>(), top.view<T, Pack>(),
-                                                     weight_packed.data(), bias_packed.data(), g,
-                                                     act, opt.num_threads);
-      return {};
-    }
-    if (compute_pack == Pack) {
-      INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
-      detail::with_pack<Pack>(out_pack, [&](auto op) {
-        grouped<T, Pack, decltype(op)::value>(src, top, g, act, opt.num_threads);
-      });
-      return {};
-    }
-    // A group's channels do not fill whole packs: compute unpacked, in workspace memory.
-    Option ws = opt;
-    ws.blob_allocator = opt.workspace_alloc();
-    Mat src1;
-    INFER_TRY(convert_packing(src, src1, 1, ws));
-    if (out_pack == 1) {
-      INFER_TRY(top.create(out_shape, elem_type_v<T>, 1, opt.blob_alloc()));
-      grouped<T, 1, 1>(src1, top, g, act, opt.num_threads);
-      return {};
-    }
-    Mat top1;
-    INFER_TRY(top1.create(out_shape, elem_type_v<T>, 1, ws.blob_alloc()));
-    grouped<T, 1, 1>(src1, top1, g, act, opt.num_threads);
-    return convert_packing(top1, top, out_pack, opt);
   }
 
  private:
@@ -385,5 +427,23 @@ struct ConvolutionDepthWise {
     return {};
   }
 };
+
+template <StorageElement T, int Pack, class Act>
+Status ConvolutionDepthWise::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
+                                           const Act& act) const {
+  switch (algorithm(Pack)) {
+    case Algorithm::fast:
+      return forward_with<T, Pack, Algorithm::fast>(bottom, top, opt, act);
+    case Algorithm::direct:
+      return forward_with<T, Pack, Algorithm::direct>(bottom, top, opt, act);
+    case Algorithm::group_gemm:
+      return forward_with<T, Pack, Algorithm::group_gemm>(bottom, top, opt, act);
+    case Algorithm::grouped:
+      return forward_with<T, Pack, Algorithm::grouped>(bottom, top, opt, act);
+    case Algorithm::grouped_unpacked:
+      break;
+  }
+  return forward_with<T, Pack, Algorithm::grouped_unpacked>(bottom, top, opt, act);
+}
 
 }  // namespace infer::layers

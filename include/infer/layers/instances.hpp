@@ -6,6 +6,8 @@
 //   INFER_FUSED_INSTANCES(extern, Convolution, f32);  // in the header every such file includes
 //   INFER_FUSED_INSTANCES(, Convolution, f32);        // in one source file
 //
+// Convolution and ConvolutionDepthWise also have forward_with<T, Pack, Algorithm>, which a static
+// graph calls (only its layer's algorithm instantiated): INFER_ALGORITHM_INSTANCES lists those.
 // infer::runtime does this for its own layer table (src/runtime/fused_f32.hpp), as do infer's
 // tests. Static graphs do not need it: they stay header-only.
 #pragma once
@@ -38,3 +40,39 @@
   INFER_FUSED_INSTANCES_AT(Keyword, L, T, 4);   \
   INFER_FUSED_INSTANCES_AT(Keyword, L, T, 8);   \
   INFER_FUSED_INSTANCES_AT(Keyword, L, T, 16)
+
+/// One forward_with<T, Pack, L::Algorithm::Algo, act::Act> of layer L.
+#define INFER_WITH_INSTANCE(Keyword, L, T, Pack, Act, Algo)                                      \
+  Keyword template ::infer::Status infer::layers::L::forward_with<                               \
+      ::infer::T, Pack, ::infer::layers::L::Algorithm::Algo, ::infer::act::Act>(                 \
+      const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, const ::infer::act::Act&) const
+
+/// Convolution::forward_with at (T, Pack, Act), each algorithm.
+#define INFER_WITH_INSTANCES_Convolution(Keyword, T, Pack, Act)   \
+  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, winograd); \
+  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, gemm);     \
+  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, direct)
+
+/// ConvolutionDepthWise::forward_with at (T, Pack, Act), each algorithm.
+#define INFER_WITH_INSTANCES_ConvolutionDepthWise(Keyword, T, Pack, Act)       \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, fast);       \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, direct);     \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, group_gemm); \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped);    \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped_unpacked)
+
+/// forward_with of layer L (Convolution or ConvolutionDepthWise) at (T, Pack), every epilogue.
+#define INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, Pack)        \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Identity);         \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, ReLU);             \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Clip);             \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Sigmoid);          \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Mish);             \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, HardSwish)
+
+/// forward_with of layer L at element type T, every pack, epilogue and algorithm.
+#define INFER_ALGORITHM_INSTANCES(Keyword, L, T)     \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 1);   \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 4);   \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 8);   \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 16)
