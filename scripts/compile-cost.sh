@@ -4,7 +4,9 @@
 #   net_user       a file that constructs and runs infer::Net (benchmarks/compile_cost/net_user.cpp)
 #   resnet50       a generated ResNet-50 static graph with load and forward called
 #   mobilenet_v2   the same for MobileNetV2
-#   <test file>    the test file that takes longest to compile (INFER_COST_TEST, default below)
+#   <test files>   the test files that take longest to compile (INFER_COST_TEST, space-separated;
+#                  default: test_convolution_depthwise.cpp, the longest before the fusing layers'
+#                  kernels moved to instance files, and test_binary_op.cpp, the longest after)
 # Targets: net_user <= 10 s and 500 MB, resnet50 <= 30 s and 1 GB; the last two are reported only.
 #
 # Usage: scripts/compile-cost.sh [--guard] [--only NAME...] [--header-only]
@@ -32,7 +34,7 @@ done
 ((${#only[@]})) || only=(net_user resnet50 mobilenet_v2 test)
 
 cxx=${CXX:-g++}
-test_file=${INFER_COST_TEST:-tests/test_convolution.cpp}
+read -r -a test_files <<<"${INFER_COST_TEST:-tests/test_convolution_depthwise.cpp tests/test_binary_op.cpp}"
 build=${INFER_COST_BUILD:-build/release}
 work=$(mktemp -d "${TMPDIR:-/tmp}/infer-cost.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -83,7 +85,9 @@ for model in resnet50 mobilenet_v2; do
   fi
 done
 if wants test; then
-  measure "$test_file" -I"$root/tests" "$test_file"
+  for test_file in "${test_files[@]}"; do
+    measure "$test_file" -I"$root/tests" "$test_file"
+  done
 fi
 
 if ((guard)); then

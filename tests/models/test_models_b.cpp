@@ -1,0 +1,19 @@
+// Generated static graphs of models/ against infer::Net: shufflenet_v2, mnasnet, efficientnet_b0, alexnet.
+#include "models/check_model.hpp"
+#include "shufflenet_v2.hpp"
+#include "mnasnet.hpp"
+#include "efficientnet_b0.hpp"
+#include "alexnet.hpp"
+
+TEST_CASE("generated static graph: shufflenet_v2", "[models]") {
+  infer::test::check_model<infer_models::shufflenet_v2::Network<>>("shufflenet_v2");
+}
+TEST_CASE("generated static graph: mnasnet", "[models]") {
+  infer::test::check_model<infer_models::mnasnet::Network<>>("mnasnet");
+}
+TEST_CASE("generated static graph: efficientnet_b0", "[models]") {
+  infer::test::check_model<infer_models::efficientnet_b0::Network<>>("efficientnet_b0");
+}
+TEST_CASE("generated static graph: alexnet", "[models]") {
+  infer::test::check_model<infer_models::alexnet::Network<>>("alexnet");
+}
