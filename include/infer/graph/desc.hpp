@@ -84,11 +84,57 @@ struct is_node : std::false_type {};
 template <class L, std::size_t I, std::size_t O>
 struct is_node<Node<L, I, O>> : std::true_type {};
 
+namespace detail {
+/// Element I of a flat list (a base of Slots).
+template <std::size_t I, class T>
+struct Slot {
+  T value;
+};
+/// Values of several types in one flat object: each is a base, found by its index in one step
+/// (slot_get deduces the type from the base). Not a std::tuple, whose recursive _Tuple_impl (and
+/// std::tuple_cat's intermediate tuples) cost a few hundred nodes' graph minutes of compile time:
+/// instantiations quadratic in the node count.
+template <class Seq, class... Ts>
+struct Slots;
+template <std::size_t... I, class... Ts>
+struct Slots<std::index_sequence<I...>, Ts...> : Slot<I, Ts>... {};
+template <std::size_t I, class T>
+constexpr const T& slot_get(const Slot<I, T>& s) {
+  return s.value;
+}
+template <std::size_t I, class T>
+constexpr T& slot_get(Slot<I, T>& s) {
+  return s.value;
+}
+
+/// Where each node is among make_graph's arguments.
+template <class... Parts>
+constexpr auto node_positions() {
+  constexpr std::array<bool, sizeof...(Parts)> node_part{is_node<Parts>::value...};
+  std::array<std::size_t, (std::size_t(is_node<Parts>::value) + ...)> at{};
+  std::size_t k = 0;
+  for (std::size_t p = 0; p < node_part.size(); ++p)
+    if (node_part[p]) at[k++] = p;
+  return at;
+}
+}  // namespace detail
+
+/// A graph's nodes, in the written order: get<I>(list) is node I.
+template <class... Nodes>
+struct NodeList {
+  detail::Slots<std::index_sequence_for<Nodes...>, Nodes...> slots;
+  static constexpr std::size_t size = sizeof...(Nodes);
+};
+template <std::size_t I, class... Nodes>
+constexpr const auto& get(const NodeList<Nodes...>& list) {
+  return detail::slot_get<I>(list.slots);
+}
+
 /// A whole graph: inputs, nodes (in any order; the passes sort them) and outputs.
 template <std::size_t NInputs, std::size_t NOutputs, class... Nodes>
 struct Graph {
   std::array<Input, NInputs> inputs;
-  std::tuple<Nodes...> nodes;
+  NodeList<Nodes...> nodes;
   std::array<Output, NOutputs> outputs;
 
   static constexpr std::size_t node_count = sizeof...(Nodes);
@@ -100,6 +146,7 @@ template <class... Parts>
 constexpr auto make_graph(Parts... parts) {
   constexpr std::size_t kInputs = (std::size_t(std::is_same_v<Parts, Input>) + ...);
   constexpr std::size_t kOutputs = (std::size_t(std::is_same_v<Parts, Output>) + ...);
+  constexpr std::size_t kNodes = (std::size_t(is_node<Parts>::value) + ...);
   static_assert(
       ((std::is_same_v<Parts, Input> || std::is_same_v<Parts, Output> || is_node<Parts>::value) &&
        ...),
@@ -113,18 +160,13 @@ constexpr auto make_graph(Parts... parts) {
     if constexpr (std::is_same_v<P, Output>) outs[o++] = p;
   };
   (collect(parts), ...);
-  auto nodes = std::tuple_cat([](const auto& p) {
-    using P = std::decay_t<decltype(p)>;
-    if constexpr (is_node<P>::value)
-      return std::tuple<P>(p);
-    else
-      return std::tuple<>();
-  }(parts)...);
-  return std::apply(
-      [&](auto... n) {
-        return Graph<kInputs, kOutputs, decltype(n)...>{ins, {n...}, outs};
-      },
-      nodes);
+  const detail::Slots<std::index_sequence_for<Parts...>, Parts...> all{{parts}...};
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    constexpr std::array<std::size_t, kNodes> at = detail::node_positions<Parts...>();
+    using G = Graph<kInputs, kOutputs,
+                    std::remove_cvref_t<decltype(detail::slot_get<at[K]>(all))>...>;
+    return G{ins, {{{detail::slot_get<at[K]>(all)}...}}, outs};
+  }(std::make_index_sequence<kNodes>{});
 }
 
 namespace detail {
@@ -351,7 +393,9 @@ constexpr GraphDesc describe(const Graph<NI, NO, Nodes...>& graph) {
   }
   g.nodes.reserve(sizeof...(Nodes));
   g.blobs.reserve(2 * sizeof...(Nodes) + NI);
-  std::apply([&](const auto&... n) { (g.nodes.push_back(describe(n, g)), ...); }, graph.nodes);
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    (g.nodes.push_back(describe(get<K>(graph.nodes), g)), ...);
+  }(std::make_index_sequence<sizeof...(Nodes)>{});
   for (const Output& out : graph.outputs) g.outputs.push_back(g.blob_id(out.blob));
   return g;
 }

@@ -74,13 +74,12 @@ struct LayerSlots<std::index_sequence<N...>, Ls...> : LayerSlot<N, Ls>... {};
 template <const auto& G, Target Tgt = Target{}>
 class StaticGraph {
   using GraphType = std::remove_cvref_t<decltype(G)>;
-  using Nodes = std::remove_cvref_t<decltype(G.nodes)>;
-  static constexpr std::size_t kNodes = std::tuple_size_v<Nodes>;
+  static constexpr std::size_t kNodes = GraphType::node_count;
   static constexpr std::size_t kInputs = std::tuple_size_v<decltype(G.inputs)>;
   static constexpr std::size_t kOutputs = std::tuple_size_v<decltype(G.outputs)>;
 
   template <std::size_t N>
-  using LayerOf = std::remove_cvref_t<decltype(std::get<N>(G.nodes).layer)>;
+  using LayerOf = std::remove_cvref_t<decltype(graph::get<N>(G.nodes).layer)>;
 
   template <std::size_t... N>
   static auto slots_of(std::index_sequence<N...>)
@@ -89,7 +88,7 @@ class StaticGraph {
   /// The layers copied out of the graph value.
   template <std::size_t... N>
   static Layers copy_layers(std::index_sequence<N...>) {
-    return Layers{detail::LayerSlot<N, LayerOf<N>>{std::get<N>(G.nodes).layer}...};
+    return Layers{detail::LayerSlot<N, LayerOf<N>>{graph::get<N>(G.nodes).layer}...};
   }
 
   static constexpr bool kAllShapeInferable = []<std::size_t... N>(std::index_sequence<N...>) {
@@ -103,7 +102,7 @@ class StaticGraph {
   static constexpr ShapeCheck infer_node(int n, std::span<const Shape> in, std::span<Shape> out) {
     ShapeCheck r = shape_error("no such node");
     [&]<std::size_t... N>(std::index_sequence<N...>) {
-      ((int(N) == n ? (r = std::get<N>(G.nodes).layer.infer_shapes(in, out), 0) : 0), ...);
+      ((int(N) == n ? (r = graph::get<N>(G.nodes).layer.infer_shapes(in, out), 0) : 0), ...);
     }
     (std::make_index_sequence<kNodes>{});
     return r;
@@ -269,7 +268,7 @@ class StaticGraph {
       Status s = layer<N>().load(mb);
       if (!s.ok()) {
         st = make_error("loading weights of node {} ({} '{}'): {}", N, type_name<LayerOf<N>>(),
-                        std::get<N>(G.nodes).name, s.message());
+                        graph::get<N>(G.nodes).name, s.message());
         return false;
       }
     }
@@ -294,7 +293,7 @@ class StaticGraph {
         Status p = layer.prepare(s.type, s.pack, opt_);
         if (!p.ok()) {
           st = make_error("preparing node {} ({} '{}'): {}", s.node, type_name<L>(),
-                          std::get<std::size_t(s.node)>(G.nodes).name, p.message());
+                          graph::get<std::size_t(s.node)>(G.nodes).name, p.message());
           return false;
         }
       }
@@ -363,7 +362,7 @@ class StaticGraph {
       r = convert_packing(bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])], s.pack, opt_);
     } else {
       constexpr std::size_t N = std::size_t(s.node);
-      what = std::get<N>(G.nodes).name;
+      what = graph::get<N>(G.nodes).name;
       r = run_layer_step<S, N>();
     }
     if (r.ok()) r = check_outputs<S>(what);
@@ -387,7 +386,7 @@ class StaticGraph {
       // The step's activation (the layer's own 9=, or one fused into it) as the kernels' template
       // argument, Identity included: the layer's forward would instantiate all seven.
       const auto act = make_act<s.act.type>(s.act.params);
-      constexpr const L& node_layer = std::get<N>(G.nodes).layer;
+      constexpr const L& node_layer = graph::get<N>(G.nodes).layer;
       if constexpr (requires {
                       node_layer.template forward_with<T, Pack, node_layer.algorithm(Pack)>(
                           bufs_[0], bufs_[0], opt_, act);
