@@ -3,7 +3,8 @@
 
 # infer_project_target(<target> [ARCH <march>])
 #   Strict warnings as errors, standard C++ without GNU extensions, -march=<march> when given, else
-#   -march=native when INFER_NATIVE, ASan + UBSan (compile and link) when INFER_SANITIZE.
+#   -march=native when INFER_NATIVE, ASan + UBSan (compile and link) when INFER_SANITIZE,
+#   ThreadSanitizer when INFER_TSAN.
 function(infer_project_target tgt)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "ARCH" "")
   set_target_properties(${tgt} PROPERTIES CXX_EXTENSIONS OFF)
@@ -23,5 +24,9 @@ function(infer_project_target tgt)
       -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
     target_compile_options(${tgt} PRIVATE ${sanitize_flags})
     target_link_options(${tgt} PRIVATE ${sanitize_flags})
+  endif()
+  if(INFER_TSAN)
+    target_compile_options(${tgt} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(${tgt} PRIVATE -fsanitize=thread)
   endif()
 endfunction()

@@ -27,5 +27,11 @@ build/release/examples/ncnn_model
 section "infer-run: mobilenet_v2, random weights, the plan and the output's shape"
 build/release/tools/infer-run models/mobilenet_v2.param --random-weights 1 --print-plan | tail -n 8
 
+section "infer-run: a photo (examples/data/chelsea.png) through mobilenet_v2, top 5"
+echo "(random weights: the pipeline is real - decode, resize, ImageNet mean/norm, forward - the classes are not)"
+build/release/tools/infer-run models/mobilenet_v2.param --random-weights 1 \
+  --image examples/data/chelsea.png --size 224,224 --mean 123.675,116.28,103.53 \
+  --norm 0.017125,0.017507,0.017429 --top 5
+
 section "infer-bench: every model in models/, beside ncnn's figures"
 build/release/tools/infer-bench "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with ASan + UBSan (clang 14) and runs each for
-# FUZZ_SECONDS (default 60) seconds. Seeds: models/*.param plus a few hand-made inputs. Exits
+# FUZZ_SECONDS (default 60) seconds. Seeds: models/*.param plus a few hand-made inputs, and small
+# images in fuzz/seeds/ (PNG, JPEG, BMP, gray+alpha PNG; written once with stb_image_write). Exits
 # nonzero when libFuzzer reports a finding (crash, sanitizer report, timeout, out of memory); the
 # input that caused it is left in the work directory (FUZZ_WORK, default a fresh temp dir).
 set -euo pipefail
@@ -14,10 +15,11 @@ echo "fuzz: work directory $work, ${seconds}s per target"
 
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -I"$root/include")
-targets=(fuzz_param fuzz_model_bin)
+targets=(fuzz_param fuzz_model_bin fuzz_image)
 for t in "${targets[@]}"; do
   echo "fuzz: building $t"
-  "$cxx" "${flags[@]}" "$root/fuzz/$t.cpp" -lfmt -o "$work/$t"
+  # fuzz_image compiles stb_image itself (instrumented); its headers come from libstb-dev.
+  "$cxx" "${flags[@]}" -isystem /usr/include/stb "$root/fuzz/$t.cpp" -lfmt -o "$work/$t"
 done
 
 # --- seed corpora ---------------------------------------------------------------------------------
@@ -44,6 +46,10 @@ mkdir -p "$bin_corpus"
 # One call, tagged count 4 with a quantization table (any other tag).
 { printf '\x00\x00\x04\x00\x00\x00'; le32 7; head -c 1024 /dev/zero; printf '\x00\x01\x02\x03'; } \
   >"$bin_corpus/table"
+
+image_corpus="$work/corpus_fuzz_image"
+mkdir -p "$image_corpus"
+cp "$root"/fuzz/seeds/* "$image_corpus"/
 
 # --- runs -----------------------------------------------------------------------------------------
 status=0

@@ -9,6 +9,7 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers
   clang-14 libclang-rt-14-dev
   ccache time
+  libstb-dev
 )
 
 missing=()

@@ -82,16 +82,16 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   if (profile) {
     // Per-step times, the minimum of each step over `loops` more runs, slowest first; then the
     // totals by kind of step (layer type, repack, cast).
-    net.set_profiling(true);
-    std::vector<infer::Net::StepTiming> steps;
+    infer::NetContext ctx = net.context();
+    ctx.set_profiling(true);
+    std::vector<infer::StepTiming> steps;
     for (int i = 0; i < std::max(loops, 1); ++i) {
-      INFER_TRY(net.run(in));
-      const auto& run = net.step_timings();
+      INFER_TRY(ctx.run(in));
+      const auto& run = ctx.step_timings();
       if (steps.empty()) steps = run;
       for (std::size_t s = 0; s < steps.size() && s < run.size(); ++s)
         steps[s].ms = std::min(steps[s].ms, run[s].ms);
     }
-    net.set_profiling(false);
     double total = 0;
     std::vector<std::pair<std::string, double>> kinds;
     for (const auto& s : steps) {

@@ -1,17 +1,25 @@
-// infer-run: runs an ncnn model through infer::Net on a raw f32 input file and writes one blob.
+// infer-run: runs an ncnn model through infer::Net on an image or a raw f32 input file and writes
+// one blob or prints the top classes.
 //
 //   infer-run MODEL.param MODEL.bin --shape C,H,W --input IN.f32 --output OUT.f32
 //             [--blob NAME] [--threads N] [--print-plan]
+//   infer-run MODEL.param MODEL.bin --image CAT.jpg --size W,H [--mean R,G,B] [--norm R,G,B]
+//             [--bgr] --top K [--labels LABELS.txt]
 //   infer-run MODEL.param --random-weights SEED [--write-weights OUT.bin] ...
 //
 // Files hold little-endian f32 values, channel-major (c, then h, then w), no header. The shape of
 // the written blob goes to stdout.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <algorithm>
 #include <infer/graph/print.hpp>
+#include <infer/image.hpp>
+#include <infer/io/image_file.hpp>
 #include <infer/io/param.hpp>
 #include <infer/net.hpp>
 #include <optional>
@@ -25,13 +33,24 @@ constexpr const char* kUsage =
     "usage: infer-run MODEL.param (MODEL.bin | --random-weights SEED [--write-weights OUT.bin])\n"
     "                 [--shape C,H,W] [--input IN.f32] [--output OUT.f32] [--blob NAME]\n"
     "                 [--threads N] [--print-plan]\n"
+    "                 [--image FILE [--size W,H] [--mean R,G,B] [--norm R,G,B] [--bgr]]\n"
+    "                 [--top K [--labels FILE]]\n"
     "  --shape   the input's shape, outermost first (C,H,W; H,W; or W); default: the Input line's\n"
     "  --input   raw little-endian f32 values, channel-major; default: all 0.5\n"
     "  --output  where to write the blob (raw f32, channel-major); default: not written\n"
-    "  --blob    which blob to write; default: the last layer's first output\n";
+    "  --blob    which blob to write; default: the last layer's first output\n"
+    "  --image   a JPEG/PNG/BMP... file as the input, resized to --size (default: the Input's\n"
+    "            W,H, else the image's), (v - mean) * norm per channel (0..255 units), RGB\n"
+    "            order unless --bgr (GRAY when the input has one channel)\n"
+    "  --top     print the K largest values of the blob (class scores) with their indices\n"
+    "  --labels  a text file of class names, one per line, for --top\n";
 
 struct Args {
-  std::string param, bin, input, output, blob, write_weights;
+  std::string param, bin, input, output, blob, write_weights, image, labels;
+  std::vector<int> size;
+  std::vector<float> mean, norm;
+  bool bgr = false;
+  int top = 0;
   std::optional<std::uint64_t> seed;
   std::vector<int> shape;
   int threads = 1;
@@ -42,6 +61,23 @@ template <class T>
 bool parse_number(std::string_view s, T& v) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() && p == s.data() + s.size();
+}
+
+/// A comma-separated list of numbers.
+template <class T>
+infer::Status parse_list(std::string_view option, std::string_view text, std::vector<T>& out) {
+  out.clear();
+  std::string_view s = text;
+  while (true) {
+    const std::size_t comma = s.find(',');
+    T n{};
+    if (!parse_number(s.substr(0, comma), n))
+      return infer::make_error("{}: '{}' is not a comma-separated list of numbers", option, text);
+    out.push_back(n);
+    if (comma == std::string_view::npos) break;
+    s = s.substr(comma + 1);
+  }
+  return {};
 }
 
 infer::Result<Args> parse_args(int argc, char** argv) {
@@ -56,6 +92,34 @@ infer::Result<Args> parse_args(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") return infer::make_error("{}", kUsage);
     if (arg == "--print-plan") {
       a.print_plan = true;
+    } else if (arg == "--bgr") {
+      a.bgr = true;
+    } else if (arg == "--size") {
+      auto v = value();
+      INFER_TRY(v);
+      INFER_TRY(parse_list(arg, *v, a.size));
+      if (a.size.size() != 2 || a.size[0] < 1 || a.size[1] < 1 || a.size[0] > infer::kMaxImageSide ||
+          a.size[1] > infer::kMaxImageSide)
+        return infer::make_error("--size: expected W,H (1..{} each), got '{}'",
+                                 infer::kMaxImageSide, *v);
+    } else if (arg == "--mean" || arg == "--norm") {
+      auto v = value();
+      INFER_TRY(v);
+      std::vector<float>& dst = arg == "--mean" ? a.mean : a.norm;
+      INFER_TRY(parse_list(arg, *v, dst));
+      if (dst.size() != 1 && dst.size() != 3)
+        return infer::make_error("{}: give one value or three (R,G,B), got '{}'", arg, *v);
+      for (float f : dst)
+        if (!std::isfinite(f)) return infer::make_error("{}: '{}' is not finite", arg, *v);
+    } else if (arg == "--top") {
+      auto v = value();
+      INFER_TRY(v);
+      if (!parse_number(*v, a.top) || a.top < 1)
+        return infer::make_error("--top: expected a positive count, got '{}'", *v);
+    } else if (arg == "--image" || arg == "--labels") {
+      auto v = value();
+      INFER_TRY(v);
+      (arg == "--image" ? a.image : a.labels) = std::string(*v);
     } else if (arg == "--shape") {
       auto v = value();
       INFER_TRY(v);
@@ -105,6 +169,11 @@ infer::Result<Args> parse_args(int argc, char** argv) {
   if (!a.seed) a.bin = positional[1];
   if (!a.write_weights.empty() && !a.seed)
     return infer::make_error("--write-weights goes with --random-weights");
+  if (!a.image.empty() && !a.input.empty())
+    return infer::make_error("give --image or --input, not both");
+  if (a.image.empty() && (!a.size.empty() || !a.mean.empty() || !a.norm.empty() || a.bgr))
+    return infer::make_error("--size, --mean, --norm and --bgr go with --image");
+  if (!a.labels.empty() && a.top == 0) return infer::make_error("--labels goes with --top");
   return a;
 }
 
@@ -113,6 +182,38 @@ infer::Status write_bytes(const std::string& path, const void* data, std::size_t
   if (!f) return infer::make_error("{}: cannot open for writing", path);
   f.write(static_cast<const char*>(data), std::streamsize(bytes));
   if (!f) return infer::make_error("{}: write failed", path);
+  return {};
+}
+
+/// Prints the k largest values of `blob` (f32, pack 1; all of it as one vector of class scores)
+/// with their indices and, given a labels file, names.
+infer::Status print_top(const infer::Mat& blob, int k, const std::string& labels_path) {
+  std::vector<std::string> labels;
+  if (!labels_path.empty()) {
+    std::ifstream f(labels_path);
+    if (!f) return infer::make_error("{}: cannot open the labels file", labels_path);
+    for (std::string line; std::getline(f, line);) labels.push_back(line);
+  }
+  std::vector<float> v;
+  const infer::Shape s = blob.shape();
+  const std::size_t plane = std::size_t(s.w) * s.h * s.d;
+  for (int c = 0; c < std::max(s.c, 1); ++c) {
+    const float* p = s.dims >= 3 ? static_cast<const float*>(blob.channel_data(c))
+                                 : blob.data_as<const float>();
+    v.insert(v.end(), p, p + (s.dims >= 3 ? plane : std::size_t(s.w) * s.h));
+  }
+  std::vector<std::size_t> idx(v.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  const std::size_t n = std::min(idx.size(), std::size_t(k));
+  std::partial_sort(idx.begin(), idx.begin() + std::ptrdiff_t(n), idx.end(),
+                    [&](std::size_t x, std::size_t y) { return v[x] > v[y] || (v[x] == v[y] && x < y); });
+  if (!labels.empty() && labels.size() != v.size())
+    fmt::print(stderr, "infer-run: note: {} has {} labels for {} values\n", labels_path,
+               labels.size(), v.size());
+  fmt::print("top {} of {} values:\n", n, v.size());
+  for (std::size_t i = 0; i < n; ++i)
+    fmt::print("  {:2}. class {:5} {:10.6f}  {}\n", i + 1, idx[i], v[idx[i]],
+               idx[i] < labels.size() ? labels[idx[i]] : std::string());
   return {};
 }
 
@@ -139,8 +240,49 @@ infer::Status run(const Args& a) {
   if (shape.dims == 0)
     return infer::make_error("{}: the Input has no shape; give --shape", a.param);
   infer::Mat in;
-  INFER_TRY(in.create(shape, infer::ElemType::f32, 1));
-  if (a.input.empty()) {
+  if (!a.image.empty()) {
+    auto img = infer::io::read_image(a.image);
+    INFER_TRY(img);
+    // Channels: --shape's, else the Input's, else 3; the size: --size, else the Input's, else
+    // the image's own.
+    const int channels = a.shape.size() == 3 ? a.shape[0] : shape.dims == 3 ? shape.c : 3;
+    if (channels != 1 && channels != 3)
+      return infer::make_error("--image: the input has {} channels; an image gives 1 or 3",
+                               channels);
+    int w = img->w, h = img->h;
+    if (!a.size.empty()) {
+      w = a.size[0];
+      h = a.size[1];
+    } else if (shape.dims == 3) {
+      w = shape.w;
+      h = shape.h;
+    }
+    if (!a.shape.empty() && (a.shape.size() != 3 || a.shape[1] != h || a.shape[2] != w))
+      return infer::make_error("--shape {} disagrees with the image input {},{},{} (--size W,H "
+                               "sets it)",
+                               fmt::join(a.shape, ","), channels, h, w);
+    infer::ImageToMat how;
+    how.to = channels == 1 ? infer::PixelFormat::gray
+             : a.bgr       ? infer::PixelFormat::bgr
+                           : infer::PixelFormat::rgb;
+    how.width = w;
+    how.height = h;
+    for (int c = 0; c < 3; ++c) {
+      if (!a.mean.empty()) how.mean[std::size_t(c)] = a.mean[a.mean.size() == 3 ? std::size_t(c) : 0];
+      if (!a.norm.empty()) how.norm[std::size_t(c)] = a.norm[a.norm.size() == 3 ? std::size_t(c) : 0];
+    }
+    auto m = infer::image_to_mat(img->view(), how, opt);
+    INFER_TRY(m);
+    fmt::print("{}: {}x{} {} -> input {}x{}x{}\n", a.image, img->w, img->h,
+               infer::to_string(img->format), channels, h, w);
+    in = std::move(*m);
+    shape = in.shape();
+  } else {
+    INFER_TRY(in.create(shape, infer::ElemType::f32, 1));
+  }
+  if (!a.image.empty()) {
+    // the image is the input
+  } else if (a.input.empty()) {
     in.fill(0.5f);
   } else {
     auto bytes = infer::io::read_file_bytes(a.input);
@@ -167,6 +309,7 @@ infer::Status run(const Args& a) {
   INFER_TRY(out);
   const infer::Shape s = out->shape();
   fmt::print("{}: dims {} c={} h={} w={}\n", blob, s.dims, s.c, s.h, s.w);
+  if (a.top > 0) INFER_TRY(print_top(*out, a.top, a.labels));
   if (!a.output.empty()) {
     const std::size_t plane = std::size_t(s.w) * s.h * s.d;
     std::vector<float> values(plane * std::size_t(s.c));

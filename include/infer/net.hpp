@@ -5,13 +5,23 @@
 // requested, as ncnn's extractor allows: the plan then keeps it (its producer is not fused into
 // or run in place over).
 //
+// Concurrency: one loaded network serves any number of threads at once. Its layers and plans are
+// shared read-only; each run uses a NetContext (as ncnn's Extractor: the arena and temporaries of
+// one caller), either one the caller keeps per thread (no allocation per run after the first) or
+// one Net::run takes from a pool. Plans are kept per input shapes and requested blobs, at most
+// plan_cache_limit() of them (16 by default), the least recently used dropped first; planning a
+// new shape while other threads run is safe. Loading (load_param, load_model, register_layer) is
+// not: finish it before the threads start.
+//
 // Compiled mode (the default): this header only declares the network; its code and its layer
 // table (every layer x storage type x pack x epilogue) are compiled once into the library
 // infer::runtime, which a program using Net links. Define INFER_HEADER_ONLY (for every file of the
 // program) to compile all of it in the including file instead, without the library.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <infer/graph/plan.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/io/param_dict.hpp>
@@ -23,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #ifdef INFER_HEADER_ONLY
@@ -48,6 +59,46 @@ Result<std::unique_ptr<AnyLayer>> make_layer(const io::ParamFile& file, const io
 struct NamedMat {
   std::string_view name;
   Mat mat;
+};
+
+/// One step of a profiled run: what it ran and how long it took.
+struct StepTiming {
+  std::string step;
+  double ms = 0;
+};
+
+class NetBase;
+
+/// One caller's working memory for runs of a NetBase: the arena of the plan it last ran, the
+/// layers' temporaries, the outputs of its last run. Keep one per thread: runs through it allocate
+/// nothing once a plan's arena exists. Not shareable between threads at once; it must not outlive
+/// its network (or be used after the network is moved or loaded again).
+class NetContext {
+ public:
+  explicit NetContext(const NetBase& net);
+  NetContext(NetContext&&) noexcept;
+  NetContext& operator=(NetContext&&) noexcept;
+  ~NetContext();
+
+  /// Runs the network on `inputs` (f32, by Input blob name) and keeps the requested blobs (f32,
+  /// pack 1) for output(i), views into this context's memory valid until its next run.
+  Status run(std::span<const NamedMat> inputs, std::span<const std::string_view> outputs);
+  /// Runs a one-input network; output(0) is blob `output` (default: the last layer's output).
+  Status run(const Mat& input, std::string_view output = {});
+  /// Requested blob i of the last run (a view: clone() it to keep it past the next run).
+  const Mat& output(std::size_t i = 0) const;
+  std::size_t output_count() const;
+
+  /// Times each step of the following runs (ncnn's per-layer benchmark); see step_timings().
+  void set_profiling(bool on);
+  /// The steps of the last profiled run.
+  const std::vector<StepTiming>& step_timings() const;
+
+ private:
+  friend class NetBase;
+  struct Impl;
+  const NetBase* net_;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// The storage-independent network: everything of BasicNet but the choice of layer table.
@@ -93,49 +144,61 @@ class NetBase {
   // ---- running ----------------------------------------------------------------------------------
 
   /// Runs the network on `inputs` (f32, by Input blob name; shapes may differ from those the
-  /// .param declares) and returns the requested blobs (f32, pack 1), in the order asked.
+  /// .param declares) and returns copies of the requested blobs (f32, pack 1), in the order asked.
+  /// Safe from any number of threads at once (each call takes a NetContext from a pool).
   Result<std::vector<Mat>> run(std::span<const NamedMat> inputs,
-                               std::span<const std::string_view> outputs);
+                               std::span<const std::string_view> outputs) const;
   /// Runs a one-input network and returns blob `output` (default: the last layer's output).
-  Result<Mat> run(const Mat& input, std::string_view output = {});
-
-  /// Times each step of the following runs (ncnn's per-layer benchmark); see step_timings().
-  void set_profiling(bool on) { profile_ = on; }
-  /// One step of the last profiled run: what it ran and how long it took.
-  struct StepTiming {
-    std::string step;
-    double ms = 0;
-  };
-  const std::vector<StepTiming>& step_timings() const { return timings_; }
+  Result<Mat> run(const Mat& input, std::string_view output = {}) const;
+  /// A context for running from one thread without allocating per run (see NetContext).
+  NetContext context() const { return NetContext(*this); }
 
   /// The plan the network runs for these input shapes and outputs (for printing).
-  Result<const graph::Plan*> plan(std::span<const NamedMat> inputs,
-                                  std::span<const std::string_view> outputs);
+  Result<std::shared_ptr<const graph::Plan>> plan(std::span<const NamedMat> inputs,
+                                                  std::span<const std::string_view> outputs) const;
+
+  /// How many plans (input shapes x requested blobs) are kept; the least recently used is dropped
+  /// when a new one would exceed it (contexts running it keep it until they move on). At least 1.
+  void set_plan_cache_limit(std::size_t n);
+  std::size_t plan_cache_limit() const;
+  /// Plans held now.
+  std::size_t plan_cache_size() const;
+
+  // ---- layers of the user's own ---------------------------------------------------------------
+
+  /// Builds a layer of a .param line; what register_layer takes (see <infer/net/custom_layer.hpp>
+  /// for the typed form, register_layer<L>(net)).
+  using LayerCreator = std::function<Result<std::unique_ptr<net::AnyLayer>>(
+      const io::ParamFile&, const io::LayerSpec&)>;
+  /// Makes .param lines of type `type` build layers through `creator` (a type the library also
+  /// has is then the user's). Call before load_param.
+  Status register_layer(std::string type, LayerCreator creator);
 
  protected:
   /// `make`: the layer table (net::make_layer<Storage>).
   NetBase(graph::Target target, Option opt, net::LayerFactory make);
 
  private:
+  friend class NetContext;
   struct Compiled;
   struct State;
 
   const io::LayerSpec& spec_of(int node) const;
   int blob_id(std::string_view name) const;
-  Result<Compiled*> compiled_for(std::span<const NamedMat> inputs,
-                                 std::span<const std::string_view> outputs);
-  Result<std::unique_ptr<Compiled>> compile(const std::vector<Shape>& shapes,
-                                            const std::vector<int>& outs);
-  Status set_input(Compiled& c, std::size_t i, const NamedMat& in);
-  Status run_step(Compiled& c, std::size_t k);
+  /// Checks the inputs and requested blobs and writes the plan cache's key for them.
+  Status make_key(std::span<const NamedMat> inputs, std::span<const std::string_view> outputs,
+                  std::vector<int>& key) const;
+  /// The plan for a key (make_key's), from the cache or made now.
+  Result<std::shared_ptr<const Compiled>> compiled_for(const std::vector<int>& key) const;
+  Result<std::shared_ptr<const Compiled>> compile(const std::vector<int>& key) const;
   std::string step_text(const Compiled& c, std::size_t k) const;
+  const LayerCreator* custom_creator(std::string_view type) const;
 
   graph::Target target_;
   Option opt_;
   net::LayerFactory make_layer_;
   std::unique_ptr<State> state_;
-  bool profile_ = false;
-  std::vector<StepTiming> timings_;
+  std::vector<std::pair<std::string, LayerCreator>> custom_;  ///< register_layer's, by type
 };
 
 /// A network loaded at run time, instantiated for the element types in Storage (a storage_list;

@@ -2,6 +2,11 @@
 // runs it. Each step is a call instantiated for exactly the node's layer, element type and pack
 // (fused activations as template arguments of the kernels); blobs live at fixed offsets in one
 // arena whose size is a compile-time constant, so forward allocates nothing.
+//
+// Concurrency: the graph's layers (its weights) are read-only once finalized, so one graph serves
+// any number of threads, each running through a Context of its own (the arena and temporaries of
+// one caller). forward(inputs) without one runs through the graph's own context: one thread at a
+// time.
 #pragma once
 
 #include <array>
@@ -183,28 +188,50 @@ class StaticGraph {
   static constexpr std::size_t lower_bound = kPlan.lower_bound;
   static constexpr std::size_t step_count = kCounts.steps;
 
-  /// Allocates the arena (from opt.blob_alloc()) and copies the layers out of the graph value.
-  explicit StaticGraph(const Option& opt = {})
-      : layers_(copy_layers(std::make_index_sequence<kNodes>{})),
-        opt_(opt),
-        workspace_(opt.workspace_alloc()) {
-    arena_alloc_ = opt.blob_alloc();
-    arena_ = arena_bytes ? arena_alloc_->allocate(arena_bytes) : nullptr;
-    for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
-      const BufferDesc& d = kPlan.buffers[b];
-      bufs_[b] = Mat::wrap(static_cast<char*>(arena_) + d.offset, d.shape, d.type, d.pack,
-                           packed_layout(d.shape, d.type, d.pack).cstep);
+  /// The memory of one caller: the arena (from opt.blob_alloc()), the blobs laid out in it, and a
+  /// pool for the layers' temporaries (over opt.workspace_alloc()). One per thread.
+  class Context {
+   public:
+    explicit Context(const Option& opt = {}) : workspace_(opt.workspace_alloc()), opt_(opt) {
+      arena_alloc_ = opt.blob_alloc();
+      arena_ = arena_bytes ? arena_alloc_->allocate(arena_bytes) : nullptr;
+      for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
+        const BufferDesc& d = kPlan.buffers[b];
+        bufs_[b] = Mat::wrap(static_cast<char*>(arena_) + d.offset, d.shape, d.type, d.pack,
+                             packed_layout(d.shape, d.type, d.pack).cstep);
+      }
+      // Layers' own temporaries (and conversions') come from a pool over the caller's workspace
+      // allocator: after the first pass they reuse its blocks.
+      opt_.workspace_allocator = &workspace_;
+      opt_.blob_allocator = &workspace_;
     }
-    // Layers' own temporaries (and conversions') come from a pool over the caller's workspace
-    // allocator: after the first pass they reuse its blocks.
-    opt_.workspace_allocator = &workspace_;
-    opt_.blob_allocator = &workspace_;
-  }
-  ~StaticGraph() {
-    if (arena_) arena_alloc_->deallocate(arena_, arena_bytes);
-  }
+    ~Context() {
+      if (arena_) arena_alloc_->deallocate(arena_, arena_bytes);
+    }
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    /// Graph output i (f32, pack 1) of this context's last forward, a view into its arena.
+    const Mat& output(std::size_t i = 0) const { return bufs_[std::size_t(kPlan.outputs[i])]; }
+
+   private:
+    friend class StaticGraph;
+    PoolAllocator workspace_;
+    Option opt_;
+    Allocator* arena_alloc_ = nullptr;
+    void* arena_ = nullptr;
+    std::array<Mat, kCounts.buffers> bufs_;
+  };
+
+  /// Copies the layers out of the graph value; `opt` (threads, allocators) is what prepare and
+  /// the graph's own context use.
+  explicit StaticGraph(const Option& opt = {})
+      : layers_(copy_layers(std::make_index_sequence<kNodes>{})), opt_(opt), own_(opt) {}
   StaticGraph(const StaticGraph&) = delete;
   StaticGraph& operator=(const StaticGraph&) = delete;
+
+  /// A context for running this graph from another thread (with `opt`'s threads and allocators).
+  Context make_context(const Option& opt) const { return Context(opt); }
 
   /// The layer of node N (as written), e.g. to set weights before finalize().
   template <std::size_t N>
@@ -241,22 +268,28 @@ class StaticGraph {
   }
 
   /// Runs the graph on `inputs` (f32, one per graph input, in the order of the graph's input()s,
-  /// shapes as declared); the results are then in output(i).
-  Status forward(std::span<const Mat> inputs) {
+  /// shapes as declared) in context `ctx`; the results are then in ctx.output(i). Safe from several
+  /// threads at once, each with its own context.
+  Status forward(Context& ctx, std::span<const Mat> inputs) const {
     if (!ready_) return make_error("StaticGraph::forward: call load() or finalize() first");
     if (inputs.size() != kInputs)
       return make_error("StaticGraph::forward: the graph has {} inputs, got {}", kInputs,
                         inputs.size());
-    for (std::size_t i = 0; i < kInputs; ++i) INFER_TRY(set_input(i, inputs[i]));
+    for (std::size_t i = 0; i < kInputs; ++i) INFER_TRY(set_input(ctx, i, inputs[i]));
     Status st;
-    [&]<std::size_t... S>(std::index_sequence<S...>) { (void)((run_step<S>(st)) && ...); }
+    [&]<std::size_t... S>(std::index_sequence<S...>) { (void)((run_step<S>(ctx, st)) && ...); }
     (std::make_index_sequence<kCounts.steps>{});
     return st;
   }
-  Status forward(const Mat& input) { return forward(std::span<const Mat>(&input, 1)); }
+  Status forward(Context& ctx, const Mat& input) const {
+    return forward(ctx, std::span<const Mat>(&input, 1));
+  }
+  /// Runs in the graph's own context (one thread at a time); the results are then in output(i).
+  Status forward(std::span<const Mat> inputs) { return forward(own_, inputs); }
+  Status forward(const Mat& input) { return forward(own_, std::span<const Mat>(&input, 1)); }
 
-  /// Graph output i (f32, pack 1), a view into the arena valid until the next forward.
-  const Mat& output(std::size_t i = 0) const { return bufs_[std::size_t(kPlan.outputs[i])]; }
+  /// Graph output i (f32, pack 1) of the last forward in the graph's own context.
+  const Mat& output(std::size_t i = 0) const { return own_.output(i); }
 
   /// The options layers run with (threads from the constructor's Option).
   const Option& options() const { return opt_; }
@@ -313,8 +346,8 @@ class StaticGraph {
     return true;
   }
 
-  Status set_input(std::size_t i, const Mat& in) {
-    Mat& dst = bufs_[std::size_t(kPlan.inputs[i])];
+  Status set_input(Context& ctx, std::size_t i, const Mat& in) const {
+    Mat& dst = ctx.bufs_[std::size_t(kPlan.inputs[i])];
     const std::string_view name = G.inputs[i].blob;
     if (in.empty()) return make_error("StaticGraph::forward: input '{}' is empty", name);
     if (!(in.shape() == dst.shape()))
@@ -327,20 +360,19 @@ class StaticGraph {
       in.copy_to(dst);
       return {};
     }
-    Option o = opt_;
-    INFER_TRY(convert_packing(in, dst, 1, o));
+    INFER_TRY(convert_packing(in, dst, 1, ctx.opt_));
     return {};
   }
 
   /// Whether the step left its outputs in the planned memory (a layer that created another shape
   /// or type would have allocated instead).
   template <std::size_t S>
-  Status check_outputs(std::string_view what) {
+  static Status check_outputs(const Context& ctx, std::string_view what) {
     constexpr auto s = kPlan.steps[S];
     for (std::size_t k = 0; k < s.n_out; ++k) {
       const BufferDesc& d = kPlan.buffers[std::size_t(s.out[k])];
-      const Mat& m = bufs_[std::size_t(s.out[k])];
-      if (m.data() != static_cast<char*>(arena_) + d.offset) {
+      const Mat& m = ctx.bufs_[std::size_t(s.out[k])];
+      if (m.data() != static_cast<char*>(ctx.arena_) + d.offset) {
         const Mat planned = Mat::wrap(nullptr, d.shape, d.type, d.pack);
         return make_error("step {} ({}): output {} is {}, the plan expected {}", S, what, k,
                           m.describe(), planned.describe());
@@ -350,22 +382,24 @@ class StaticGraph {
   }
 
   template <std::size_t S>
-  bool run_step(Status& st) {
+  bool run_step(Context& ctx, Status& st) const {
     constexpr auto s = kPlan.steps[S];
     Status r;
     std::string_view what;
     if constexpr (s.kind == StepDesc::cast) {
       what = "cast";
-      r = cast(bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])], s.type, opt_);
+      r = cast(ctx.bufs_[std::size_t(s.in[0])], ctx.bufs_[std::size_t(s.out[0])], s.type,
+               ctx.opt_);
     } else if constexpr (s.kind == StepDesc::repack) {
       what = "repack";
-      r = convert_packing(bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])], s.pack, opt_);
+      r = convert_packing(ctx.bufs_[std::size_t(s.in[0])], ctx.bufs_[std::size_t(s.out[0])], s.pack,
+                          ctx.opt_);
     } else {
       constexpr std::size_t N = std::size_t(s.node);
       what = graph::get<N>(G.nodes).name;
-      r = run_layer_step<S, N>();
+      r = run_layer_step<S, N>(ctx);
     }
-    if (r.ok()) r = check_outputs<S>(what);
+    if (r.ok()) r = check_outputs<S>(ctx, what);
     if (!r.ok()) {
       st = make_error("forward: {}", r.message());
       return false;
@@ -374,12 +408,12 @@ class StaticGraph {
   }
 
   template <std::size_t S, std::size_t N>
-  Status run_layer_step() {
+  Status run_layer_step(Context& ctx) const {
     constexpr auto s = kPlan.steps[S];
     using L = LayerOf<N>;
     using T = detail::element_t<s.type>;
     constexpr int Pack = s.pack;
-    const L& layer = this->layer<N>();
+    const L& layer = static_cast<const detail::LayerSlot<N, L>&>(layers_).layer;
     const StepIo io{s.inplace, std::span<const int>(s.in.data(), s.n_in),
                     std::span<const int>(s.out.data(), s.n_out)};
     if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
@@ -389,25 +423,22 @@ class StaticGraph {
       constexpr const L& node_layer = graph::get<N>(G.nodes).layer;
       if constexpr (requires {
                       node_layer.template forward_with<T, Pack, node_layer.algorithm(Pack)>(
-                          bufs_[0], bufs_[0], opt_, act);
+                          ctx.bufs_[0], ctx.bufs_[0], ctx.opt_, act);
                     }) {
         // The layer's parameters are constants here: so is its choice of algorithm.
         constexpr auto algo = node_layer.algorithm(Pack);
-        return run_fused_node<L, T, Pack, algo>(layer, io, bufs_, opt_, act);
+        return run_fused_node<L, T, Pack, algo>(layer, io, ctx.bufs_, ctx.opt_, act);
       } else {
-        return run_fused_node<L, T, Pack>(layer, io, bufs_, opt_, act);
+        return run_fused_node<L, T, Pack>(layer, io, ctx.bufs_, ctx.opt_, act);
       }
     } else {
-      return run_node<L, T, Pack>(layer, io, bufs_, opt_);
+      return run_node<L, T, Pack>(layer, io, ctx.bufs_, ctx.opt_);
     }
   }
 
   Layers layers_;
   Option opt_;
-  PoolAllocator workspace_;
-  Allocator* arena_alloc_ = nullptr;
-  void* arena_ = nullptr;
-  std::array<Mat, kCounts.buffers> bufs_;
+  Context own_;
   bool ready_ = false;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <infer/io/param_dict.hpp>
 #include <infer/layers/batchnorm.hpp>
@@ -798,12 +799,20 @@ constexpr bool names_ok() {
 }
 static_assert(names_ok(), "kNcnnLayerTable: each name once, none empty, no Input");
 
-/// Builds L from the spec and hands it to f.
+/// Builds L from the spec and hands it to f. A layer that reads its own keys
+/// (`Status load_param(ParamReader&)`, as user layers do: one file per layer) is built by it;
+/// the others by their set_params overload here.
 template <class L, class F>
 Status build_and_visit(const ParamFile& file, const LayerSpec& spec, F& f) {
   L layer{};
   ParamReader r(file, spec);
-  INFER_TRY(set_params(layer, r));
+  if constexpr (requires { { layer.load_param(r) } -> std::same_as<Status>; }) {
+    Status s = layer.load_param(r);
+    if (!s.ok()) r.fail(s.message());
+    INFER_TRY(r.finish());
+  } else {
+    INFER_TRY(set_params(layer, r));
+  }
   return f(layer);
 }
 

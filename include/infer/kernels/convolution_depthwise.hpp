@@ -17,7 +17,7 @@
 #include <infer/mat.hpp>
 #include <infer/simd.hpp>
 #ifdef _OPENMP
-#include <omp.h>
+#include <infer/detail/omp.hpp>
 #endif
 
 namespace infer::kernels {

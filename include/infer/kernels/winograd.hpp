@@ -20,7 +20,7 @@
 #include <infer/simd.hpp>
 #include <vector>
 #ifdef _OPENMP
-#include <omp.h>
+#include <infer/detail/omp.hpp>
 #endif
 
 namespace infer::kernels::winograd {

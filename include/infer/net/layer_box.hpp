@@ -58,11 +58,15 @@ class LayerBox final : public AnyLayer {
   template <class... Ts>
   Status run_types(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt,
                    storage_list<Ts...>) const {
-    Status r = make_error("{}: element type {} is not instantiated in this network",
-                          graph::type_name<L>(), to_string(s.type));
-    (void)((s.type == elem_type_v<Ts> ? (r = run_packs<Ts>(s, bufs, opt, layer_packs<L>{}), true)
-                                      : false) ||
-           ...);
+    // No Status is made before it is needed: formatting one allocates, and a run must not.
+    Status r;
+    const bool found =
+        ((s.type == elem_type_v<Ts> ? (r = run_packs<Ts>(s, bufs, opt, layer_packs<L>{}), true)
+                                    : false) ||
+         ...);
+    if (!found)
+      return make_error("{}: element type {} is not instantiated in this network",
+                        graph::type_name<L>(), to_string(s.type));
     return r;
   }
 
@@ -72,8 +76,9 @@ class LayerBox final : public AnyLayer {
     if constexpr (!layer_storage<L>::template contains<T>) {
       return make_error("{} does not declare storage {}", graph::type_name<L>(), to_string(s.type));
     } else {
-      Status r = make_error("{}: pack {} is not declared", graph::type_name<L>(), s.pack);
-      (void)((s.pack == Ps ? (r = run_at<T, Ps>(s, bufs, opt), true) : false) || ...);
+      Status r;
+      const bool found = ((s.pack == Ps ? (r = run_at<T, Ps>(s, bufs, opt), true) : false) || ...);
+      if (!found) return make_error("{}: pack {} is not declared", graph::type_name<L>(), s.pack);
       return r;
     }
   }

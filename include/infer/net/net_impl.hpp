@@ -11,7 +11,8 @@
 #include <infer/io/random_weights.hpp>
 #include <infer/net.hpp>
 #include <infer/net/any_layer.hpp>
-#include <map>
+#include <list>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,18 +20,12 @@
 
 namespace infer {
 
-/// A plan with its arena and the layers it changed (folded weights) or prepared differently.
+/// A plan and the layers it changed (folded weights) or prepared differently: read-only once made,
+/// shared by every context that runs it.
 struct NetBase::Compiled {
+  std::vector<int> key;  ///< input shapes, then requested blobs (NetBase::make_key)
   graph::Plan plan;
   std::vector<std::unique_ptr<net::AnyLayer>> own;  ///< by node; null: the shared layer
-  PoolAllocator workspace;
-  Option opt;
-  Allocator* arena_alloc = nullptr;
-  void* arena = nullptr;
-  std::vector<Mat> bufs;
-  ~Compiled() {
-    if (arena) arena_alloc->deallocate(arena, plan.arena_bytes);
-  }
 };
 struct NetBase::State {
   struct InputDecl {
@@ -43,7 +38,69 @@ struct NetBase::State {
   std::vector<std::size_t> layer_spec;                 ///< node -> index in file.layers
   std::vector<std::pair<ElemType, int>> prepared;      ///< (type, pack) a shared layer has
   bool weights = false;
-  std::map<std::vector<int>, std::unique_ptr<Compiled>> plans;  ///< by shapes and outputs
+
+  // Guarded by `mutex`: the plans (most recently used first), their limit, the shared layers'
+  // preparation, and the pool of contexts Net::run takes from.
+  mutable std::mutex mutex;
+  std::list<std::shared_ptr<const Compiled>> plans;
+  std::size_t plan_limit = 16;
+  std::vector<std::unique_ptr<NetContext>> pool;
+
+  void forget_plans() {
+    std::lock_guard lock(mutex);
+    plans.clear();
+    prepared.assign(layers.size(), {});
+  }
+};
+
+/// A context's memory: the arena laid out for the plan it last ran.
+struct NetContext::Impl {
+  explicit Impl(const Option& o) : workspace(o.workspace_alloc()), opt(o) {
+    arena_alloc = o.blob_alloc();
+    // The layers' temporaries come from a pool over the caller's allocator: after the first run
+    // they reuse its blocks.
+    opt.workspace_allocator = &workspace;
+    opt.blob_allocator = &workspace;
+  }
+
+  std::shared_ptr<const NetBase::Compiled> compiled;
+  std::vector<int> key;  ///< reused for each run's key
+  PoolAllocator workspace;
+  Option opt;
+  Allocator* arena_alloc = nullptr;
+  void* arena = nullptr;
+  std::size_t arena_bytes = 0;
+  std::vector<Mat> bufs;
+  std::vector<Mat> outputs;
+  bool profile = false;
+  std::vector<StepTiming> timings;
+
+  ~Impl() {
+    bufs.clear();
+    outputs.clear();
+    if (arena) arena_alloc->deallocate(arena, arena_bytes);
+  }
+  /// Lays the buffers of `c` out in the arena, growing it when the plan needs more.
+  Status bind(std::shared_ptr<const NetBase::Compiled> c) {
+    const graph::Plan& p = c->plan;
+    if (p.arena_bytes > arena_bytes) {
+      bufs.clear();
+      outputs.clear();
+      if (arena) arena_alloc->deallocate(arena, arena_bytes);
+      arena = arena_alloc->allocate(p.arena_bytes);
+      arena_bytes = arena ? p.arena_bytes : 0;
+      if (!arena) return make_error("Net::run: out of memory for a {}-byte arena", p.arena_bytes);
+    }
+    bufs.resize(p.buffers.size());
+    for (std::size_t b = 0; b < p.buffers.size(); ++b) {
+      const graph::BufferDesc& d = p.buffers[b];
+      bufs[b] = Mat::wrap(static_cast<char*>(arena) + d.offset, d.shape, d.type, d.pack,
+                          packed_layout(d.shape, d.type, d.pack).cstep);
+    }
+    outputs.resize(p.output_buffers.size());
+    compiled = std::move(c);
+    return {};
+  }
 };
 
 INFER_NET_FUNC NetBase::NetBase(graph::Target target, Option opt, net::LayerFactory make)
@@ -72,7 +129,8 @@ INFER_NET_FUNC Status NetBase::load_param(io::ParamFile file) {
   std::vector<std::string_view> seen;
   std::string unsupported;
   for (const io::LayerSpec& spec : f.layers) {
-    if (spec.type == "Input" || io::is_supported_ncnn_type(spec.type)) continue;
+    if (spec.type == "Input" || custom_creator(spec.type) || io::is_supported_ncnn_type(spec.type))
+      continue;
     if (std::find(seen.begin(), seen.end(), spec.type) != seen.end()) continue;
     seen.push_back(spec.type);
     unsupported +=
@@ -91,8 +149,12 @@ INFER_NET_FUNC Status NetBase::load_param(io::ParamFile file) {
       st->inputs.push_back({spec.tops[0], *shape});
       continue;
     }
-    auto layer = make_layer_(f, spec);
+    const LayerCreator* custom = custom_creator(spec.type);
+    auto layer = custom ? (*custom)(f, spec) : make_layer_(f, spec);
     INFER_TRY(layer);
+    if (!*layer)
+      return make_error("{}: line {}: the creator registered for {} made no layer", f.source,
+                        spec.line, spec.type);
     st->layers.push_back(std::move(*layer));
     st->layer_spec.push_back(i);
   }
@@ -100,6 +162,27 @@ INFER_NET_FUNC Status NetBase::load_param(io::ParamFile file) {
   if (st->inputs.empty()) return make_error("{}: the network has no Input layer", f.source);
   state_ = std::move(st);
   return {};
+}
+
+INFER_NET_FUNC Status NetBase::register_layer(std::string type, LayerCreator creator) {
+  if (type.empty() || type.find_first_of(" \t\r\n") != std::string::npos)
+    return make_error("Net::register_layer: '{}' is not a layer type name (one word)", type);
+  if (type == "Input")
+    return make_error("Net::register_layer: Input is the network's input, not a layer to replace");
+  if (!creator) return make_error("Net::register_layer: no creator given for {}", type);
+  for (auto& [name, make] : custom_)
+    if (name == type) {
+      make = std::move(creator);
+      return {};
+    }
+  custom_.emplace_back(std::move(type), std::move(creator));
+  return {};
+}
+
+INFER_NET_FUNC const NetBase::LayerCreator* NetBase::custom_creator(std::string_view type) const {
+  for (const auto& [name, make] : custom_)
+    if (name == type) return &make;
+  return nullptr;
 }
 
 INFER_NET_FUNC Status NetBase::load_model(std::span<const std::byte> bytes, std::string source) {
@@ -132,8 +215,7 @@ INFER_NET_FUNC Status NetBase::load_model(io::ModelBin& mb) {
     }
   }
   st.weights = true;
-  st.plans.clear();
-  st.prepared.assign(st.layers.size(), {});
+  st.forget_plans();
   return {};
 }
 
@@ -148,8 +230,7 @@ INFER_NET_FUNC Status NetBase::load_random_weights(std::uint64_t seed, std::vect
       return make_error("random weights of layer '{}': {}", spec_of(int(n)).name, s.message());
   }
   state_->weights = true;
-  state_->plans.clear();
-  state_->prepared.assign(state_->layers.size(), {});
+  state_->forget_plans();
   return {};
 }
 
@@ -171,33 +252,40 @@ INFER_NET_FUNC const io::ParamFile& NetBase::param() const { return state_->file
 INFER_NET_FUNC std::size_t NetBase::layer_count() const { return state_->layers.size(); }
 
 INFER_NET_FUNC Result<std::vector<Mat>> NetBase::run(std::span<const NamedMat> inputs,
-                             std::span<const std::string_view> outputs) {
-  auto compiled = compiled_for(inputs, outputs);
-  INFER_TRY(compiled);
-  Compiled& c = **compiled;
-  for (std::size_t i = 0; i < inputs.size(); ++i) INFER_TRY(set_input(c, i, inputs[i]));
-  if (!profile_) {
-    for (std::size_t k = 0; k < c.plan.steps.size(); ++k) INFER_TRY(run_step(c, k));
-  } else {
-    timings_.clear();
-    for (std::size_t k = 0; k < c.plan.steps.size(); ++k) {
-      const auto start = std::chrono::steady_clock::now();
-      INFER_TRY(run_step(c, k));
-      const auto stop = std::chrono::steady_clock::now();
-      timings_.push_back(
-          {step_text(c, k), std::chrono::duration<double, std::milli>(stop - start).count()});
+                                                     std::span<const std::string_view> outputs) const {
+  if (!state_) return make_error("Net::run: load a .param first");
+  State& st = *state_;
+  // A context from the pool (made when every pooled one is busy), given back when done.
+  std::unique_ptr<NetContext> ctx;
+  {
+    std::lock_guard lock(st.mutex);
+    if (!st.pool.empty()) {
+      ctx = std::move(st.pool.back());
+      st.pool.pop_back();
     }
   }
+  if (!ctx) ctx = std::make_unique<NetContext>(*this);
+  ctx->net_ = this;  // pooled contexts move with the network
+  Status ran = ctx->run(inputs, outputs);
   std::vector<Mat> out;
-  for (int b : c.plan.output_buffers) {
-    auto copy = c.bufs[std::size_t(b)].clone();
-    INFER_TRY(copy);
-    out.push_back(std::move(*copy));
+  if (ran.ok()) {
+    out.reserve(ctx->output_count());
+    for (std::size_t i = 0; i < ctx->output_count() && ran.ok(); ++i) {
+      auto copy = ctx->output(i).clone();
+      if (!copy.ok()) ran = copy.error();
+      else out.push_back(std::move(*copy));
+    }
   }
+  {
+    std::lock_guard lock(st.mutex);
+    st.pool.push_back(std::move(ctx));
+  }
+  INFER_TRY(ran);
   return out;
 }
 
-INFER_NET_FUNC Result<Mat> NetBase::run(const Mat& input, std::string_view output) {
+INFER_NET_FUNC Result<Mat> NetBase::run(const Mat& input, std::string_view output) const {
+  if (!state_ || state_->inputs.empty()) return make_error("Net::run: load a .param first");
   if (state_->inputs.size() != 1)
     return make_error("Net::run: the network has {} inputs; name them", state_->inputs.size());
   const NamedMat in{input_names()[0], input};
@@ -207,11 +295,30 @@ INFER_NET_FUNC Result<Mat> NetBase::run(const Mat& input, std::string_view outpu
   return std::move((*r)[0]);
 }
 
-INFER_NET_FUNC Result<const graph::Plan*> NetBase::plan(std::span<const NamedMat> inputs,
-                                std::span<const std::string_view> outputs) {
-  auto c = compiled_for(inputs, outputs);
+INFER_NET_FUNC Result<std::shared_ptr<const graph::Plan>> NetBase::plan(
+    std::span<const NamedMat> inputs, std::span<const std::string_view> outputs) const {
+  std::vector<int> key;
+  INFER_TRY(make_key(inputs, outputs, key));
+  auto c = compiled_for(key);
   INFER_TRY(c);
-  return &(*c)->plan;
+  // The plan, kept alive by the Compiled that holds it.
+  return std::shared_ptr<const graph::Plan>(*c, &(*c)->plan);
+}
+
+INFER_NET_FUNC void NetBase::set_plan_cache_limit(std::size_t n) {
+  std::lock_guard lock(state_->mutex);
+  state_->plan_limit = n < 1 ? 1 : n;
+  while (state_->plans.size() > state_->plan_limit) state_->plans.pop_back();
+}
+
+INFER_NET_FUNC std::size_t NetBase::plan_cache_limit() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->plan_limit;
+}
+
+INFER_NET_FUNC std::size_t NetBase::plan_cache_size() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->plans.size();
 }
 
 INFER_NET_FUNC const io::LayerSpec& NetBase::spec_of(int node) const {
@@ -225,15 +332,17 @@ INFER_NET_FUNC int NetBase::blob_id(std::string_view name) const {
   return -1;
 }
 
-INFER_NET_FUNC Result<NetBase::Compiled*> NetBase::compiled_for(std::span<const NamedMat> inputs,
-                               std::span<const std::string_view> outputs) {
+INFER_NET_FUNC Status NetBase::make_key(std::span<const NamedMat> inputs,
+                                        std::span<const std::string_view> outputs,
+                                        std::vector<int>& key) const {
   if (!state_ || state_->layers.empty()) return make_error("Net::run: load a .param first");
-  State& st = *state_;
+  const State& st = *state_;
   if (!st.weights) return make_error("Net::run: load the weights first (load_model)");
   if (inputs.size() != st.inputs.size())
     return make_error("Net::run: the network has {} inputs, got {}", st.inputs.size(),
                       inputs.size());
-  std::vector<Shape> shapes(st.inputs.size());
+  if (outputs.empty()) return make_error("Net::run: name at least one blob to return");
+  key.clear();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     std::size_t k = 0;
     while (k < st.inputs.size() &&
@@ -245,28 +354,45 @@ INFER_NET_FUNC Result<NetBase::Compiled*> NetBase::compiled_for(std::span<const 
       return make_error("Net::run: give the inputs in the order of the .param ('{}' is input {})",
                         inputs[i].name, k);
     if (inputs[i].mat.empty()) return make_error("Net::run: input '{}' is empty", inputs[i].name);
-    shapes[i] = inputs[i].mat.shape();
+    const Shape sh = inputs[i].mat.shape();
+    key.insert(key.end(), {sh.dims, sh.w, sh.h, sh.d, sh.c});
   }
-  std::vector<int> outs;
   for (std::string_view name : outputs) {
     const int b = blob_id(name);
     if (b < 0) return make_error("Net::run: no blob named '{}' in {}", name, st.file.source);
-    outs.push_back(b);
+    key.push_back(b);
   }
-  std::vector<int> key;  // the input shapes, then the requested blobs
-  for (const Shape& sh : shapes) key.insert(key.end(), {sh.dims, sh.w, sh.h, sh.d, sh.c});
-  key.insert(key.end(), outs.begin(), outs.end());
-  if (auto it = st.plans.find(key); it != st.plans.end()) return it->second.get();
-  auto c = compile(shapes, outs);
-  INFER_TRY(c);
-  Compiled* raw = c->get();
-  st.plans.emplace(std::move(key), std::move(*c));
-  return raw;
+  return {};
 }
 
-INFER_NET_FUNC Result<std::unique_ptr<NetBase::Compiled>> NetBase::compile(const std::vector<Shape>& shapes,
-                                          const std::vector<int>& outs) {
+INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compiled_for(
+    const std::vector<int>& key) const {
   State& st = *state_;
+  // Planning happens under the lock too: it prepares shared layers that no plan runs yet, and two
+  // threads asking for one new shape then plan it once.
+  std::lock_guard lock(st.mutex);
+  for (auto it = st.plans.begin(); it != st.plans.end(); ++it) {
+    if ((*it)->key != key) continue;
+    st.plans.splice(st.plans.begin(), st.plans, it);  // most recently used first
+    return st.plans.front();
+  }
+  auto c = compile(key);
+  INFER_TRY(c);
+  st.plans.push_front(*c);
+  while (st.plans.size() > st.plan_limit) st.plans.pop_back();
+  return std::move(*c);
+}
+
+INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile(
+    const std::vector<int>& key) const {
+  State& st = *state_;
+  // The key: five numbers per input shape, then the requested blobs.
+  std::vector<Shape> shapes(st.inputs.size());
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const int* k = key.data() + 5 * i;
+    shapes[i] = Shape{k[0], k[1], k[2], k[3], k[4]};
+  }
+  const std::vector<int> outs(key.begin() + std::ptrdiff_t(5 * shapes.size()), key.end());
   graph::GraphDesc g;
   for (const std::string& b : st.file.blobs) g.blobs.push_back(b);
   for (std::size_t i = 0; i < st.inputs.size(); ++i) {
@@ -285,7 +411,8 @@ INFER_NET_FUNC Result<std::unique_ptr<NetBase::Compiled>> NetBase::compile(const
   auto infer = [&](int n, std::span<const Shape> in, std::span<Shape> out) {
     return st.layers[std::size_t(n)]->infer_shapes(in, out);
   };
-  auto c = std::make_unique<Compiled>();
+  auto c = std::make_shared<Compiled>();
+  c->key = key;
   c->plan = graph::compose(std::move(g), target_, infer);
   if (!c->plan.error.ok()) return make_error("{}: {}", st.file.source, graph::describe(c->plan));
   const graph::Plan& p = c->plan;
@@ -316,64 +443,96 @@ INFER_NET_FUNC Result<std::unique_ptr<NetBase::Compiled>> NetBase::compile(const
                         spec_of(s.node).name, ps.message());
     if (!c->own[n]) st.prepared[n] = want;
   }
-  c->opt = opt_;
-  c->arena_alloc = opt_.blob_alloc();
-  c->arena = p.arena_bytes ? c->arena_alloc->allocate(p.arena_bytes) : nullptr;
-  c->bufs.resize(p.buffers.size());
-  for (std::size_t b = 0; b < p.buffers.size(); ++b) {
-    const graph::BufferDesc& d = p.buffers[b];
-    c->bufs[b] = Mat::wrap(static_cast<char*>(c->arena) + d.offset, d.shape, d.type, d.pack,
-                           packed_layout(d.shape, d.type, d.pack).cstep);
-  }
-  c->opt.workspace_allocator = &c->workspace;
-  c->opt.blob_allocator = &c->workspace;
-  return c;
+  return std::shared_ptr<const Compiled>(std::move(c));
 }
 
-INFER_NET_FUNC Status NetBase::set_input(Compiled& c, std::size_t i, const NamedMat& in) {
-  Mat& dst = c.bufs[std::size_t(c.plan.input_buffers[i])];
-  if (in.mat.type() != ElemType::f32)
-    return make_error("Net::run: input '{}' must be f32, got {}", in.name,
-                      to_string(in.mat.type()));
-  if (in.mat.elempack() == 1) {
-    in.mat.copy_to(dst);
-    return {};
-  }
-  return convert_packing(in.mat, dst, 1, c.opt);
+INFER_NET_FUNC NetContext::NetContext(const NetBase& net)
+    : net_(&net), impl_(std::make_unique<Impl>(net.options())) {}
+INFER_NET_FUNC NetContext::NetContext(NetContext&&) noexcept = default;
+INFER_NET_FUNC NetContext& NetContext::operator=(NetContext&&) noexcept = default;
+INFER_NET_FUNC NetContext::~NetContext() = default;
+
+INFER_NET_FUNC void NetContext::set_profiling(bool on) { impl_->profile = on; }
+INFER_NET_FUNC const std::vector<StepTiming>& NetContext::step_timings() const {
+  return impl_->timings;
+}
+INFER_NET_FUNC const Mat& NetContext::output(std::size_t i) const { return impl_->outputs.at(i); }
+INFER_NET_FUNC std::size_t NetContext::output_count() const { return impl_->outputs.size(); }
+
+INFER_NET_FUNC Status NetContext::run(const Mat& input, std::string_view output) {
+  const NetBase& net = *net_;
+  if (!net.state_ || net.state_->inputs.empty()) return make_error("Net::run: load a .param first");
+  if (net.state_->inputs.size() != 1)
+    return make_error("Net::run: the network has {} inputs; name them", net.state_->inputs.size());
+  const auto& st = *net.state_;
+  const NamedMat in{st.file.blobs[std::size_t(st.inputs[0].blob)], input};
+  const std::string_view name = output.empty() ? net.default_output() : output;
+  return run(std::span<const NamedMat>(&in, 1), std::span<const std::string_view>(&name, 1));
 }
 
-INFER_NET_FUNC Status NetBase::run_step(Compiled& c, std::size_t k) {
-  const graph::StepDesc& s = c.plan.steps[k];
-  Status r;
-  std::string_view what;
-  if (s.kind == graph::StepDesc::cast) {
-    what = "cast";
-    r = cast(c.bufs[std::size_t(s.in[0])], c.bufs[std::size_t(s.out[0])], s.type, c.opt);
-  } else if (s.kind == graph::StepDesc::repack) {
-    what = "repack";
-    r = convert_packing(c.bufs[std::size_t(s.in[0])], c.bufs[std::size_t(s.out[0])], s.pack,
-                        c.opt);
-  } else {
-    const std::size_t n = std::size_t(s.node);
-    what = spec_of(s.node).name;
-    const net::AnyLayer* layer = c.own[n] ? c.own[n].get() : state_->layers[n].get();
-    r = layer->run(s, c.bufs, c.opt);
+INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
+                                      std::span<const std::string_view> outputs) {
+  const NetBase& net = *net_;
+  Impl& x = *impl_;
+  INFER_TRY(net.make_key(inputs, outputs, x.key));
+  if (!x.compiled || x.compiled->key != x.key) {
+    auto c = net.compiled_for(x.key);
+    INFER_TRY(c);
+    INFER_TRY(x.bind(std::move(*c)));
   }
-  if (r.ok()) {
-    // A layer that made another shape or type than planned would have allocated instead.
-    for (std::size_t o = 0; o < s.out.size(); ++o) {
-      const graph::BufferDesc& d = c.plan.buffers[std::size_t(s.out[o])];
-      const Mat& m = c.bufs[std::size_t(s.out[o])];
-      if (m.data() != static_cast<char*>(c.arena) + d.offset) {
-        const Mat planned = Mat::wrap(nullptr, d.shape, d.type, d.pack);
-        r = make_error("output {} is {}, the plan expected {}", o, m.describe(),
-                       planned.describe());
-        break;
+  const NetBase::Compiled& c = *x.compiled;
+  const graph::Plan& p = c.plan;
+  const std::string& source = net.state_->file.source;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const NamedMat& in = inputs[i];
+    Mat& dst = x.bufs[std::size_t(p.input_buffers[i])];
+    if (in.mat.type() != ElemType::f32)
+      return make_error("Net::run: input '{}' must be f32, got {}", in.name,
+                        to_string(in.mat.type()));
+    if (in.mat.elempack() == 1) in.mat.copy_to(dst);
+    else INFER_TRY(convert_packing(in.mat, dst, 1, x.opt));
+  }
+  if (x.profile) x.timings.clear();
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const graph::StepDesc& s = p.steps[k];
+    const auto start = x.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    Status r;
+    std::string_view what;
+    if (s.kind == graph::StepDesc::cast) {
+      what = "cast";
+      r = cast(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.type, x.opt);
+    } else if (s.kind == graph::StepDesc::repack) {
+      what = "repack";
+      r = convert_packing(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.pack,
+                          x.opt);
+    } else {
+      const std::size_t n = std::size_t(s.node);
+      what = net.spec_of(s.node).name;
+      const net::AnyLayer* layer = c.own[n] ? c.own[n].get() : net.state_->layers[n].get();
+      r = layer->run(s, x.bufs, x.opt);
+    }
+    if (r.ok()) {
+      // A layer that made another shape or type than planned would have allocated instead.
+      for (std::size_t o = 0; o < s.out.size(); ++o) {
+        const graph::BufferDesc& d = p.buffers[std::size_t(s.out[o])];
+        const Mat& m = x.bufs[std::size_t(s.out[o])];
+        if (m.data() != static_cast<char*>(x.arena) + d.offset) {
+          const Mat planned = Mat::wrap(nullptr, d.shape, d.type, d.pack);
+          r = make_error("output {} is {}, the plan expected {}", o, m.describe(),
+                         planned.describe());
+          break;
+        }
       }
     }
+    if (!r.ok()) return make_error("{}: step {} ({}): {}", source, k, what, r.message());
+    if (x.profile) {
+      const auto stop = std::chrono::steady_clock::now();
+      x.timings.push_back({net.step_text(c, k),
+                           std::chrono::duration<double, std::milli>(stop - start).count()});
+    }
   }
-  if (!r.ok())
-    return make_error("{}: step {} ({}): {}", state_->file.source, k, what, r.message());
+  for (std::size_t o = 0; o < p.output_buffers.size(); ++o)
+    x.outputs[o] = x.bufs[std::size_t(p.output_buffers[o])];
   return {};
 }
 
