@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full check: dependencies, the compile-cost guard, release build + tests (examples and tools
-# built too; the install/consumer check is one of the tests), ASan/UBSan build + tests, then the
-# fuzzers for a bounded time.
+# built too; the install/consumer check and the soak are among the tests), ASan/UBSan build +
+# tests, ThreadSanitizer build + the threads tests, then the fuzzers for a bounded time.
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,9 +29,16 @@ cmake --build --preset asan
 section "asan: test"
 ctest --preset asan
 
-section "fuzz: .param and .bin readers (libFuzzer, ASan + UBSan, 60 s each)"
+section "tsan: configure (the threads and Net tests under ThreadSanitizer, kernels without OpenMP)"
+cmake --preset tsan
+section "tsan: build (-j2)"
+cmake --build --preset tsan
+section "tsan: test"
+ctest --preset tsan
+
+section "fuzz: .param, .bin and image readers (libFuzzer, ASan + UBSan, 60 s each)"
 FUZZ_SECONDS=${FUZZ_SECONDS:-60} bash scripts/fuzz.sh
 
 section "summary"
-echo "test.sh: ALL PASSED (compile-cost guard, release tests incl. the install check, asan tests," \
-  "fuzzers) in $((SECONDS - start)) s"
+echo "test.sh: ALL PASSED (compile-cost guard, release tests incl. the install check and the soak," \
+  "asan tests, tsan tests, fuzzers) in $((SECONDS - start)) s"

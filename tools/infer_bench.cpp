@@ -5,17 +5,20 @@
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile] [MODEL...]
 //
 // --profile prints each model's slowest steps and the time per kind of step (more runs, timed
-// step by step; each step's minimum).
+// step by step; each step's minimum). --callers N measures throughput instead: one loaded network
+// per model serving N threads at once, each with its own NetContext.
 //
 // MODEL is a name in the models directory (squeezenet) or a path to a .param file.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <infer/net.hpp>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #ifndef INFER_MODELS_DIR
@@ -184,8 +187,43 @@ infer::Result<Timing> bench_static_named(const std::string& name,
 
 }  // namespace
 
+/// Throughput of one loaded network serving `callers` threads at once, each with a NetContext of
+/// its own (kernels on `threads` threads each): forwards per second over `loops` forwards per
+/// caller after `warmup`, best of `rounds` rounds.
+infer::Result<double> bench_callers(const std::filesystem::path& param, int callers, int threads,
+                                    int warmup, int loops, int rounds) {
+  infer::Option opt;
+  opt.num_threads = threads;
+  infer::Net net({}, opt);
+  INFER_TRY(net.load_param(param));
+  INFER_TRY(net.load_random_weights(1));
+  infer::Mat in;
+  INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
+  in.fill(0.01f);
+  std::vector<infer::NetContext> ctx;
+  for (int c = 0; c < callers; ++c) ctx.push_back(net.context());
+  for (auto& x : ctx)
+    for (int i = 0; i < warmup; ++i) INFER_TRY(x.run(in));
+  double best = 0;
+  for (int r = 0; r < rounds; ++r) {
+    std::atomic<int> failed{0};
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int c = 0; c < callers; ++c)
+      pool.emplace_back([&, c] {
+        for (int i = 0; i < loops; ++i)
+          if (!ctx[std::size_t(c)].run(in).ok()) ++failed;
+      });
+    for (auto& t : pool) t.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (failed) return infer::make_error("{} forwards failed", failed.load());
+    best = std::max(best, callers * loops / s);
+  }
+  return best;
+}
+
 int main(int argc, char** argv) {
-  int threads = 1, loops = 8, warmup = 4;
+  int threads = 1, loops = 8, warmup = 4, callers = 0;
   bool profile = false;
   std::string dir = INFER_MODELS_DIR;
   std::vector<std::string> models;
@@ -204,6 +242,8 @@ int main(int argc, char** argv) {
       number(loops, 1, 100000);
     } else if (arg == "--warmup") {
       number(warmup, 0, 100000);
+    } else if (arg == "--callers") {
+      number(callers, 1, 256);
     } else if (arg == "--profile") {
       profile = true;
     } else if (arg == "--models-dir" && i + 1 < argc) {
@@ -211,7 +251,7 @@ int main(int argc, char** argv) {
     } else if (arg.starts_with("-")) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
-                 "[--profile] [MODEL...]\n");
+                 "[--profile] [--callers N] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);
@@ -219,6 +259,28 @@ int main(int argc, char** argv) {
   }
   if (models.empty())
     for (const NcnnFigure& f : kNcnn) models.emplace_back(f.model);
+
+  if (callers > 0) {
+    // Throughput of one network shared by `callers` threads (best of 3 rounds).
+    fmt::print("infer-bench: one infer::Net per model, {} caller thread(s) x {} kernel thread(s), "
+               "{} forwards per caller per round, best of 3 rounds\n",
+               callers, threads, loops);
+    int failures = 0;
+    for (const std::string& m : models) {
+      std::filesystem::path path = m;
+      if (path.extension() != ".param") path = std::filesystem::path(dir) / (m + ".param");
+      auto t = bench_callers(path, callers, threads, warmup, loops, 3);
+      if (!t.ok()) {
+        fmt::print(stderr, "infer-bench: {}: {}\n", path.stem().string(), t.message());
+        ++failures;
+        continue;
+      }
+      fmt::print("{:>16}  {:8.1f} forwards/s  ({:.2f} ms per forward per caller)\n",
+                 path.stem().string(), *t, 1000.0 * callers / *t);
+      std::fflush(stdout);
+    }
+    return failures ? 1 : 0;
+  }
 
   fmt::print("infer-bench: fp32, {} thread(s), {} warm-up run(s), {} loop(s); ms\n", threads,
              warmup, loops);
