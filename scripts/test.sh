@@ -36,8 +36,8 @@ cmake --build --preset tsan
 section "tsan: test"
 ctest --preset tsan
 
-section "fuzz: .param, .bin and image readers (libFuzzer, ASan + UBSan, 60 s each)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-60} bash scripts/fuzz.sh
+section "fuzz: .param, .bin and image readers (libFuzzer, ASan + UBSan, 40 s each)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-40} bash scripts/fuzz.sh
 
 section "summary"
 echo "test.sh: ALL PASSED (compile-cost guard, release tests incl. the install check and the soak," \

@@ -1,0 +1,124 @@
+// Device memory: a Buffer (one VkBuffer with its own memory, device-local or host-visible) and
+// VkMat, a region of a buffer with shape, element type and pack, laid out exactly as Mat lays out
+// host memory (channel groups cstep packed elements apart), so uploads and downloads are copies.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <infer/mat.hpp>
+#include <infer/shape.hpp>
+#include <infer/vulkan/context.hpp>
+#include <memory>
+
+namespace infer::vk {
+
+/// Where a buffer lives.
+enum class MemoryKind {
+  device,   ///< device-local (weights, the arena)
+  staging,  ///< host-visible and coherent (uploads, downloads)
+};
+
+/// A VkBuffer and its memory. Sizes are in bytes; a size of 0 is rounded up to 4 (Vulkan does not
+/// allow empty buffers).
+class Buffer {
+ public:
+  static Result<std::unique_ptr<Buffer>> create(const Context& ctx, std::size_t bytes,
+                                                MemoryKind kind) {
+    const std::uint64_t heap = ctx.info().device_local_bytes;
+    if (heap && bytes > heap)
+      return make_error("Vulkan: allocating a {}-byte {} buffer on {}: more than its {} MB of "
+                        "device memory",
+                        bytes, kind == MemoryKind::device ? "device" : "staging", ctx.info().name,
+                        heap >> 20);
+    auto b = std::unique_ptr<Buffer>(new Buffer());
+    b->bytes_ = bytes ? bytes : 4;
+    b->kind_ = kind;
+    const ::vk::MemoryPropertyFlags want =
+        kind == MemoryKind::device ? ::vk::MemoryPropertyFlags(::vk::MemoryPropertyFlagBits::eDeviceLocal)
+                                   : (::vk::MemoryPropertyFlagBits::eHostVisible |
+                                      ::vk::MemoryPropertyFlagBits::eHostCoherent);
+    Status s = guard(fmt::format("allocating a {}-byte {} buffer on {}", b->bytes_,
+                                 kind == MemoryKind::device ? "device" : "staging",
+                                 ctx.info().name),
+                     [&] {
+                       const ::vk::BufferCreateInfo bci(
+                           {}, b->bytes_,
+                           ::vk::BufferUsageFlagBits::eStorageBuffer |
+                               ::vk::BufferUsageFlagBits::eTransferSrc |
+                               ::vk::BufferUsageFlagBits::eTransferDst);
+                       b->buffer_ = std::make_unique<::vk::raii::Buffer>(ctx.device(), bci);
+                       const auto req = b->buffer_->getMemoryRequirements();
+                       auto type = ctx.memory_type(req.memoryTypeBits, want);
+                       // A device without separate device-local memory (lavapipe) still has
+                       // host-visible memory for everything.
+                       if (!type && kind == MemoryKind::device)
+                         type = ctx.memory_type(req.memoryTypeBits, {});
+                       if (!type) throw std::runtime_error("no memory type fits");
+                       const ::vk::MemoryAllocateInfo mai(req.size, *type);
+                       b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(ctx.device(), mai);
+                       b->buffer_->bindMemory(**b->memory_, 0);
+                       if (kind == MemoryKind::staging)
+                         b->mapped_ = b->memory_->mapMemory(0, VK_WHOLE_SIZE);
+                     });
+    INFER_TRY(s);
+    return b;
+  }
+
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (mapped_) memory_->unmapMemory();
+  }
+
+  std::size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+  ::vk::Buffer handle() const { return **buffer_; }
+  /// The host address of a staging buffer (nullptr for device memory).
+  void* mapped() const { return mapped_; }
+
+ private:
+  Buffer() = default;
+  std::size_t bytes_ = 0;
+  MemoryKind kind_ = MemoryKind::device;
+  std::unique_ptr<::vk::raii::Buffer> buffer_;
+  std::unique_ptr<::vk::raii::DeviceMemory> memory_;
+  void* mapped_ = nullptr;
+};
+
+/// A blob in device memory: a region of a Buffer described as Mat describes host memory.
+class VkMat {
+ public:
+  VkMat() = default;
+  /// A view of `bytes` at `offset` of `buffer`, laid out as a Mat of this shape, type and pack
+  /// (its packed_layout's cstep).
+  VkMat(const Buffer* buffer, std::size_t offset, const Shape& shape, ElemType type, int pack)
+      : buffer_(buffer), offset_(offset), shape_(shape), type_(type), pack_(pack) {
+    const PackedLayout layout = packed_layout(shape, type, pack);
+    cstep_ = layout.cstep;
+    groups_ = layout.groups;
+    bytes_ = layout.cstep * layout.groups * elem_size(type) * std::size_t(pack);
+  }
+
+  bool empty() const { return buffer_ == nullptr; }
+  const Buffer* buffer() const { return buffer_; }
+  std::size_t offset() const { return offset_; }
+  std::size_t bytes() const { return bytes_; }
+  /// The logical (unpacked) shape.
+  const Shape& shape() const { return shape_; }
+  ElemType type() const { return type_; }
+  int elempack() const { return pack_; }
+  std::size_t cstep() const { return cstep_; }
+  /// Packed elements in the whole region (channel padding included).
+  std::size_t total() const { return cstep_ * groups_; }
+  /// Channel groups (packed channels of a 3-D/4-D blob; 1 otherwise).
+  std::size_t groups() const { return groups_; }
+
+ private:
+  const Buffer* buffer_ = nullptr;
+  std::size_t offset_ = 0, bytes_ = 0, cstep_ = 0, groups_ = 0;
+  Shape shape_{};
+  ElemType type_ = ElemType::f32;
+  int pack_ = 1;
+};
+
+}  // namespace infer::vk

@@ -1,0 +1,133 @@
+// A command buffer being recorded: buffer copies, dispatches with their descriptor sets and push
+// constants, and barriers between dependent steps; then one submit and one fence wait. Recorded
+// once, it can be submitted again (a plan's forward replays it).
+#pragma once
+
+#include <cstdint>
+#include <infer/vulkan/buffer.hpp>
+#include <infer/vulkan/context.hpp>
+#include <infer/vulkan/pipeline.hpp>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace infer::vk {
+
+class Command {
+ public:
+  /// A command buffer on ctx's queue; `max_sets` descriptor sets can be bound while recording.
+  static Result<std::unique_ptr<Command>> create(const Context& ctx, std::uint32_t max_sets = 1024,
+                                                 std::uint32_t max_buffers = 4096) {
+    auto c = std::unique_ptr<Command>(new Command());
+    c->ctx_ = &ctx;
+    INFER_TRY(guard(fmt::format("creating a command buffer on {}", ctx.info().name), [&] {
+      c->pool_ = std::make_unique<::vk::raii::CommandPool>(
+          ctx.device(), ::vk::CommandPoolCreateInfo(
+                            ::vk::CommandPoolCreateFlagBits::eResetCommandBuffer, ctx.queue_family()));
+      ::vk::raii::CommandBuffers cbs(ctx.device(), ::vk::CommandBufferAllocateInfo(
+                                                       **c->pool_, ::vk::CommandBufferLevel::ePrimary, 1));
+      c->cmd_ = std::make_unique<::vk::raii::CommandBuffer>(std::move(cbs[0]));
+      const ::vk::DescriptorPoolSize size(::vk::DescriptorType::eStorageBuffer, max_buffers);
+      c->descriptors_ = std::make_unique<::vk::raii::DescriptorPool>(
+          ctx.device(), ::vk::DescriptorPoolCreateInfo(
+                            ::vk::DescriptorPoolCreateFlagBits::eFreeDescriptorSet, max_sets, size));
+      c->fence_ = std::make_unique<::vk::raii::Fence>(ctx.device(), ::vk::FenceCreateInfo());
+    }));
+    return c;
+  }
+
+  const Context& context() const { return *ctx_; }
+
+  /// Starts recording (dropping what was recorded before).
+  Status begin() {
+    return guard("beginning a command buffer", [&] {
+      sets_.clear();
+      descriptors_->reset();
+      cmd_->reset();
+      cmd_->begin(::vk::CommandBufferBeginInfo());
+    });
+  }
+  Status end() {
+    return guard("ending a command buffer", [&] { cmd_->end(); });
+  }
+
+  /// Copies `bytes` from src at src_offset to dst at dst_offset.
+  Status copy(const Buffer& src, std::size_t src_offset, const Buffer& dst, std::size_t dst_offset,
+              std::size_t bytes) {
+    if (src_offset + bytes > src.bytes() || dst_offset + bytes > dst.bytes())
+      return make_error("Vulkan: copy of {} bytes at {} -> {} outside the buffers ({} and {} bytes)",
+                        bytes, src_offset, dst_offset, src.bytes(), dst.bytes());
+    return guard("recording a copy", [&] {
+      cmd_->copyBuffer(src.handle(), dst.handle(), ::vk::BufferCopy(src_offset, dst_offset, bytes));
+    });
+  }
+
+  /// Records a dispatch of `groups` workgroups of pipeline `p` over `blobs` (binding i = blobs[i])
+  /// with `push` as its push constants.
+  Status dispatch(const Pipeline& p, std::span<const VkMat* const> blobs,
+                  std::span<const std::byte> push, std::array<std::uint32_t, 3> groups) {
+    if (blobs.size() != p.code().bindings)
+      return make_error("Vulkan: shader {} binds {} buffers, {} given", p.code().name,
+                        p.code().bindings, blobs.size());
+    if (push.size() != p.code().push_bytes)
+      return make_error("Vulkan: shader {} takes {} bytes of push constants, {} given",
+                        p.code().name, p.code().push_bytes, push.size());
+    for (const VkMat* m : blobs)
+      if (!m || m->empty()) return make_error("Vulkan: shader {}: an unbound blob", p.code().name);
+    return guard(fmt::format("recording a dispatch of {}", p.code().name), [&] {
+      const ::vk::DescriptorSetLayout layout = p.set_layout();
+      ::vk::raii::DescriptorSets sets(ctx_->device(),
+                                      ::vk::DescriptorSetAllocateInfo(**descriptors_, layout));
+      std::vector<::vk::DescriptorBufferInfo> infos;
+      infos.reserve(blobs.size());
+      for (const VkMat* m : blobs) infos.emplace_back(m->buffer()->handle(), m->offset(), m->bytes());
+      std::vector<::vk::WriteDescriptorSet> writes;
+      for (std::uint32_t i = 0; i < infos.size(); ++i)
+        writes.emplace_back(*sets[0], i, 0, 1, ::vk::DescriptorType::eStorageBuffer, nullptr,
+                            &infos[i]);
+      ctx_->device().updateDescriptorSets(writes, nullptr);
+      cmd_->bindPipeline(::vk::PipelineBindPoint::eCompute, p.handle());
+      cmd_->bindDescriptorSets(::vk::PipelineBindPoint::eCompute, p.layout(), 0, *sets[0], nullptr);
+      if (!push.empty())
+        cmd_->pushConstants<std::byte>(p.layout(), ::vk::ShaderStageFlagBits::eCompute, 0, push);
+      cmd_->dispatch(groups[0], groups[1], groups[2]);
+      sets_.push_back(std::move(sets[0]));
+    });
+  }
+
+  /// Makes every earlier write (shader or copy) visible to every later read or write.
+  Status barrier() {
+    return guard("recording a barrier", [&] {
+      const ::vk::MemoryBarrier mb(
+          ::vk::AccessFlagBits::eShaderWrite | ::vk::AccessFlagBits::eTransferWrite,
+          ::vk::AccessFlagBits::eShaderRead | ::vk::AccessFlagBits::eShaderWrite |
+              ::vk::AccessFlagBits::eTransferRead | ::vk::AccessFlagBits::eTransferWrite);
+      cmd_->pipelineBarrier(
+          ::vk::PipelineStageFlagBits::eComputeShader | ::vk::PipelineStageFlagBits::eTransfer,
+          ::vk::PipelineStageFlagBits::eComputeShader | ::vk::PipelineStageFlagBits::eTransfer, {},
+          mb, nullptr, nullptr);
+    });
+  }
+
+  /// Submits what was recorded and waits for it (one submit, one fence wait).
+  Status submit_and_wait() {
+    return guard(fmt::format("running a command buffer on {}", ctx_->info().name), [&] {
+      const ::vk::CommandBuffer cb = **cmd_;
+      ctx_->queue().submit(::vk::SubmitInfo({}, {}, cb), **fence_);
+      const auto r = ctx_->device().waitForFences(**fence_, VK_TRUE, UINT64_MAX);
+      if (r != ::vk::Result::eSuccess) throw std::runtime_error(::vk::to_string(r));
+      ctx_->device().resetFences(**fence_);
+    });
+  }
+
+ private:
+  Command() = default;
+  const Context* ctx_ = nullptr;
+  std::unique_ptr<::vk::raii::CommandPool> pool_;
+  std::unique_ptr<::vk::raii::CommandBuffer> cmd_;
+  std::unique_ptr<::vk::raii::DescriptorPool> descriptors_;
+  std::unique_ptr<::vk::raii::Fence> fence_;
+  std::vector<::vk::raii::DescriptorSet> sets_;
+};
+
+}  // namespace infer::vk

@@ -1,0 +1,254 @@
+// The Vulkan backend's device: instance, the chosen physical device, one compute queue, and the
+// features the kernels use (16-bit storage, fp16 arithmetic, 8-bit storage, subgroup size,
+// cooperative matrices), queried and reported. Vulkan-Hpp's exceptions and result codes stop here:
+// everything public returns infer's Status / Result with a message naming the device and the call.
+#pragma once
+
+#include <cstdint>
+#include <fmt/format.h>
+#include <infer/status.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
+#include <vulkan/vulkan_raii.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace infer::vk {
+
+/// What a device offers the kernels.
+struct DeviceInfo {
+  std::uint32_t index = 0;  ///< among the instance's physical devices
+  std::string name;
+  std::string kind;  ///< "discrete", "integrated", "virtual", "cpu", "other"
+  std::uint32_t api_version = 0;
+  std::uint32_t vendor_id = 0;
+  bool fp16_storage = false;  ///< storageBuffer16BitAccess
+  bool fp16_arithmetic = false;  ///< shaderFloat16
+  bool int8_storage = false;  ///< storageBuffer8BitAccess
+  bool cooperative_matrix = false;  ///< VK_NV_cooperative_matrix
+  std::uint32_t subgroup_size = 0;
+  std::uint32_t max_shared_memory = 0;  ///< bytes per workgroup
+  std::uint32_t max_workgroup_invocations = 0;
+  std::uint64_t device_local_bytes = 0;  ///< the largest device-local heap
+
+  /// One line: name, kind and the features.
+  std::string describe() const {
+    return fmt::format(
+        "{} ({}, Vulkan {}.{}): fp16 storage {}, fp16 arithmetic {}, int8 storage {}, "
+        "cooperative matrix {}, subgroup {}, shared memory {} KB, {} MB device-local",
+        name, kind, VK_API_VERSION_MAJOR(api_version), VK_API_VERSION_MINOR(api_version),
+        fp16_storage ? "yes" : "no", fp16_arithmetic ? "yes" : "no", int8_storage ? "yes" : "no",
+        cooperative_matrix ? "yes" : "no", subgroup_size, max_shared_memory / 1024,
+        device_local_bytes >> 20);
+  }
+};
+
+/// Which device: an index among the physical devices, or the best one (discrete GPU first, then
+/// integrated, virtual, then CPU implementations such as lavapipe).
+struct DeviceChoice {
+  std::optional<std::uint32_t> index;
+};
+
+/// Runs `f` (Vulkan-Hpp calls) and turns what it throws into an Error naming `what`.
+template <class F>
+Status guard(std::string_view what, F&& f) {
+  try {
+    f();
+    return {};
+  } catch (const ::vk::SystemError& e) {
+    return make_error("Vulkan: {}: {}", what, e.what());
+  } catch (const std::exception& e) {
+    return make_error("Vulkan: {}: {}", what, e.what());
+  }
+}
+
+/// A Vulkan device with one compute queue. Not copyable; share it by reference.
+class Context {
+ public:
+  /// Creates the instance and the device. No loader, no device, or no compute queue is an error
+  /// saying which.
+  static Result<std::unique_ptr<Context>> create(DeviceChoice choice = {}) {
+    auto ctx = std::unique_ptr<Context>(new Context());
+    INFER_TRY(ctx->init(choice));
+    return ctx;
+  }
+  /// Every physical device the loader lists, described (empty when none or no loader).
+  static Result<std::vector<DeviceInfo>> list_devices() {
+    std::vector<DeviceInfo> out;
+    Status s = guard("listing devices", [&] {
+      ::vk::raii::Context context;
+      ::vk::raii::Instance instance = make_instance(context);
+      ::vk::raii::PhysicalDevices devices(instance);
+      for (std::uint32_t i = 0; i < devices.size(); ++i) out.push_back(query(devices[i], i));
+    });
+    INFER_TRY(s);
+    return out;
+  }
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  const ::vk::raii::Device& device() const { return *device_; }
+  const ::vk::raii::PhysicalDevice& physical() const { return *physical_; }
+  const ::vk::raii::Queue& queue() const { return *queue_; }
+  std::uint32_t queue_family() const { return family_; }
+
+  /// The index of a memory type with `required` properties among `type_bits`; nullopt if none.
+  std::optional<std::uint32_t> memory_type(std::uint32_t type_bits,
+                                           ::vk::MemoryPropertyFlags required) const {
+    const auto mp = physical_->getMemoryProperties();
+    for (std::uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+      if ((type_bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & required) == required)
+        return i;
+    return std::nullopt;
+  }
+
+ private:
+  Context() = default;
+
+  static ::vk::raii::Instance make_instance(const ::vk::raii::Context& context) {
+    const ::vk::ApplicationInfo app("infer", 1, "infer", 1, VK_API_VERSION_1_1);
+    const ::vk::InstanceCreateInfo ci({}, &app);
+    return ::vk::raii::Instance(context, ci);
+  }
+
+  static DeviceInfo query(const ::vk::raii::PhysicalDevice& pd, std::uint32_t index) {
+    DeviceInfo d;
+    d.index = index;
+    const auto props = pd.getProperties();
+    d.name = props.deviceName.data();
+    d.api_version = props.apiVersion;
+    d.vendor_id = props.vendorID;
+    switch (props.deviceType) {
+      case ::vk::PhysicalDeviceType::eDiscreteGpu:
+        d.kind = "discrete";
+        break;
+      case ::vk::PhysicalDeviceType::eIntegratedGpu:
+        d.kind = "integrated";
+        break;
+      case ::vk::PhysicalDeviceType::eVirtualGpu:
+        d.kind = "virtual";
+        break;
+      case ::vk::PhysicalDeviceType::eCpu:
+        d.kind = "cpu";
+        break;
+      default:
+        d.kind = "other";
+    }
+    d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+    d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
+    const auto chain = pd.getFeatures2<::vk::PhysicalDeviceFeatures2,
+                                       ::vk::PhysicalDevice16BitStorageFeatures,
+                                       ::vk::PhysicalDevice8BitStorageFeatures,
+                                       ::vk::PhysicalDeviceShaderFloat16Int8Features>();
+    d.fp16_storage =
+        chain.get<::vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess;
+    d.int8_storage = chain.get<::vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess;
+    d.fp16_arithmetic = chain.get<::vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16;
+    const auto sub = pd.getProperties2<::vk::PhysicalDeviceProperties2,
+                                       ::vk::PhysicalDeviceSubgroupProperties>();
+    d.subgroup_size = sub.get<::vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
+    for (const auto& e : pd.enumerateDeviceExtensionProperties())
+      if (std::string_view(e.extensionName.data()) == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)
+        d.cooperative_matrix = true;
+    const auto mem = pd.getMemoryProperties();
+    for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+      if (mem.memoryHeaps[h].flags & ::vk::MemoryHeapFlagBits::eDeviceLocal)
+        d.device_local_bytes = std::max<std::uint64_t>(d.device_local_bytes, mem.memoryHeaps[h].size);
+    return d;
+  }
+
+  static int rank(const DeviceInfo& d) {
+    if (d.kind == "discrete") return 0;
+    if (d.kind == "integrated") return 1;
+    if (d.kind == "virtual") return 2;
+    if (d.kind == "cpu") return 3;
+    return 4;
+  }
+
+  Status init(DeviceChoice choice) {
+    Status created = guard("creating the instance (is a Vulkan loader, libvulkan1, installed?)",
+                           [&] {
+                             context_ = std::make_unique<::vk::raii::Context>();
+                             instance_ = std::make_unique<::vk::raii::Instance>(
+                                 make_instance(*context_));
+                           });
+    INFER_TRY(created);
+    std::vector<DeviceInfo> infos;
+    std::unique_ptr<::vk::raii::PhysicalDevices> devices;
+    INFER_TRY(guard("listing devices", [&] {
+      devices = std::make_unique<::vk::raii::PhysicalDevices>(*instance_);
+      for (std::uint32_t i = 0; i < devices->size(); ++i) infos.push_back(query((*devices)[i], i));
+    }));
+    if (infos.empty())
+      return make_error("Vulkan: no device (the loader lists none; is a driver such as Mesa's "
+                        "lavapipe, mesa-vulkan-drivers, installed?)");
+    std::size_t pick = 0;
+    if (choice.index) {
+      if (*choice.index >= infos.size())
+        return make_error("Vulkan: device {} asked for, the loader lists {} ({})", *choice.index,
+                          infos.size(), names(infos));
+      pick = *choice.index;
+    } else {
+      for (std::size_t i = 1; i < infos.size(); ++i)
+        if (rank(infos[i]) < rank(infos[pick])) pick = i;
+    }
+    info_ = infos[pick];
+    physical_ = std::make_unique<::vk::raii::PhysicalDevice>(std::move((*devices)[pick]));
+    // One queue family with compute.
+    const auto families = physical_->getQueueFamilyProperties();
+    bool found = false;
+    for (std::uint32_t f = 0; f < families.size() && !found; ++f)
+      if (families[f].queueFlags & ::vk::QueueFlagBits::eCompute) {
+        family_ = f;
+        found = true;
+      }
+    if (!found) return make_error("Vulkan: {} has no compute queue", info_.name);
+    return guard(fmt::format("creating the device on {}", info_.name), [&] {
+      const float priority = 1.f;
+      const ::vk::DeviceQueueCreateInfo qci({}, family_, 1, &priority);
+      ::vk::StructureChain<::vk::DeviceCreateInfo, ::vk::PhysicalDeviceFeatures2,
+                           ::vk::PhysicalDevice16BitStorageFeatures,
+                           ::vk::PhysicalDevice8BitStorageFeatures,
+                           ::vk::PhysicalDeviceShaderFloat16Int8Features>
+          chain;
+      chain.get<::vk::DeviceCreateInfo>().setQueueCreateInfos(qci);
+      chain.get<::vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess =
+          info_.fp16_storage;
+      chain.get<::vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess =
+          info_.int8_storage;
+      chain.get<::vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16 =
+          info_.fp16_arithmetic;
+      device_ = std::make_unique<::vk::raii::Device>(*physical_, chain.get<::vk::DeviceCreateInfo>());
+      queue_ = std::make_unique<::vk::raii::Queue>(*device_, family_, 0);
+    });
+  }
+
+  static std::string names(const std::vector<DeviceInfo>& infos) {
+    std::string s;
+    for (const auto& d : infos) s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", d.index, d.name);
+    return s;
+  }
+
+  // Destroyed in reverse: queue, device, physical device, instance, loader context.
+  std::unique_ptr<::vk::raii::Context> context_;
+  std::unique_ptr<::vk::raii::Instance> instance_;
+  std::unique_ptr<::vk::raii::PhysicalDevice> physical_;
+  std::unique_ptr<::vk::raii::Device> device_;
+  std::unique_ptr<::vk::raii::Queue> queue_;
+  std::uint32_t family_ = 0;
+  DeviceInfo info_;
+};
+
+}  // namespace infer::vk

@@ -1,0 +1,143 @@
+// Compute pipelines from embedded SPIR-V. A layer's parameters reach its shader as specialization
+// constants (window, stride, activation, pack), shapes as push constants, so one module per shader
+// and storage type serves every layer instance; the context's cache (PipelineCache) keeps one
+// pipeline per (module, constants), since layers are plain constexpr structs that hold no GPU
+// objects of their own.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <infer/vulkan/context.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infer::vk {
+
+/// A shader module's SPIR-V and its interface.
+struct ShaderCode {
+  std::string_view name;               ///< for errors: the shader file and variant
+  std::span<const std::uint32_t> spirv;
+  std::uint32_t bindings = 1;          ///< storage buffers 0..bindings-1
+  std::uint32_t push_bytes = 0;        ///< size of the push-constant block
+};
+
+/// A specialization constant's value (bit pattern of an int, uint or float).
+struct SpecValue {
+  std::uint32_t id = 0;
+  std::uint32_t bits = 0;
+  static SpecValue of(std::uint32_t id, int v) { return {id, std::uint32_t(v)}; }
+  static SpecValue of(std::uint32_t id, float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return {id, b};
+  }
+};
+
+/// A compute pipeline and the layouts its dispatches need.
+class Pipeline {
+ public:
+  /// Builds `code` with `local` workgroup size (spec constants 0, 1, 2) and `spec` (ids from 3).
+  static Result<std::unique_ptr<Pipeline>> create(const Context& ctx, const ShaderCode& code,
+                                                  std::array<std::uint32_t, 3> local,
+                                                  std::span<const SpecValue> spec) {
+    // SPIR-V starts with its magic number; anything else is not handed to the driver.
+    if (code.spirv.size() < 5 || code.spirv[0] != 0x07230203u)
+      return make_error("Vulkan: shader {} is not SPIR-V ({} words, first {:#010x})", code.name,
+                        code.spirv.size(), code.spirv.empty() ? 0u : code.spirv[0]);
+    auto p = std::unique_ptr<Pipeline>(new Pipeline());
+    p->code_ = code;
+    p->local_ = local;
+    Status s = guard(fmt::format("building the pipeline of shader {} on {}", code.name,
+                                 ctx.info().name),
+                     [&] {
+                       const ::vk::ShaderModuleCreateInfo smci({}, code.spirv.size_bytes(),
+                                                               code.spirv.data());
+                       p->module_ = std::make_unique<::vk::raii::ShaderModule>(ctx.device(), smci);
+                       std::vector<::vk::DescriptorSetLayoutBinding> b;
+                       for (std::uint32_t i = 0; i < code.bindings; ++i)
+                         b.emplace_back(i, ::vk::DescriptorType::eStorageBuffer, 1,
+                                        ::vk::ShaderStageFlagBits::eCompute);
+                       p->set_layout_ = std::make_unique<::vk::raii::DescriptorSetLayout>(
+                           ctx.device(), ::vk::DescriptorSetLayoutCreateInfo({}, b));
+                       const ::vk::PushConstantRange range(::vk::ShaderStageFlagBits::eCompute, 0,
+                                                           code.push_bytes);
+                       const ::vk::DescriptorSetLayout layouts[] = {**p->set_layout_};
+                       ::vk::PipelineLayoutCreateInfo plci({}, layouts);
+                       if (code.push_bytes) plci.setPushConstantRanges(range);
+                       p->layout_ = std::make_unique<::vk::raii::PipelineLayout>(ctx.device(), plci);
+                       std::vector<::vk::SpecializationMapEntry> entries;
+                       std::vector<std::uint32_t> data;
+                       for (std::uint32_t i = 0; i < 3; ++i) {
+                         entries.emplace_back(i, std::uint32_t(4 * data.size()), 4);
+                         data.push_back(local[i]);
+                       }
+                       for (const SpecValue& v : spec) {
+                         entries.emplace_back(v.id, std::uint32_t(4 * data.size()), 4);
+                         data.push_back(v.bits);
+                       }
+                       const ::vk::SpecializationInfo si(
+                           std::uint32_t(entries.size()), entries.data(), 4 * data.size(),
+                           data.data());
+                       const ::vk::PipelineShaderStageCreateInfo stage(
+                           {}, ::vk::ShaderStageFlagBits::eCompute, **p->module_, "main", &si);
+                       const ::vk::ComputePipelineCreateInfo cpci({}, stage, **p->layout_);
+                       p->pipeline_ = std::make_unique<::vk::raii::Pipeline>(ctx.device(), nullptr,
+                                                                             cpci);
+                     });
+    INFER_TRY(s);
+    return p;
+  }
+
+  const ShaderCode& code() const { return code_; }
+  std::array<std::uint32_t, 3> local_size() const { return local_; }
+  ::vk::Pipeline handle() const { return **pipeline_; }
+  ::vk::PipelineLayout layout() const { return **layout_; }
+  ::vk::DescriptorSetLayout set_layout() const { return **set_layout_; }
+
+ private:
+  Pipeline() = default;
+  ShaderCode code_;
+  std::array<std::uint32_t, 3> local_{};
+  std::unique_ptr<::vk::raii::ShaderModule> module_;
+  std::unique_ptr<::vk::raii::DescriptorSetLayout> set_layout_;
+  std::unique_ptr<::vk::raii::PipelineLayout> layout_;
+  std::unique_ptr<::vk::raii::Pipeline> pipeline_;
+};
+
+/// Pipelines of one device by (shader, workgroup size, constants), made once and kept; safe from
+/// several threads.
+class PipelineCache {
+ public:
+  explicit PipelineCache(const Context& ctx) : ctx_(&ctx) {}
+
+  Result<const Pipeline*> get(const ShaderCode& code, std::array<std::uint32_t, 3> local,
+                              std::span<const SpecValue> spec) {
+    std::vector<std::uint32_t> key = {std::uint32_t(reinterpret_cast<std::uintptr_t>(code.spirv.data())),
+                                      std::uint32_t(reinterpret_cast<std::uintptr_t>(code.spirv.data()) >> 32),
+                                      local[0], local[1], local[2]};
+    for (const SpecValue& v : spec) key.insert(key.end(), {v.id, v.bits});
+    std::lock_guard lock(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second.get();
+    auto p = Pipeline::create(*ctx_, code, local, spec);
+    INFER_TRY(p);
+    const Pipeline* raw = p->get();
+    cache_.emplace(std::move(key), std::move(*p));
+    return raw;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return cache_.size();
+  }
+
+ private:
+  const Context* ctx_;
+  mutable std::mutex mutex_;
+  std::map<std::vector<std::uint32_t>, std::unique_ptr<Pipeline>> cache_;
+};
+
+}  // namespace infer::vk
