@@ -1,9 +1,8 @@
-// libFuzzer target of the image reader and the image-to-input conversion: the input is an image
-// file (any format stb_image knows). stb_image's implementation is compiled into this target, so
-// the sanitizers watch the decoder as well as infer's code. Errors are expected; a crash, a
-// sanitizer report, a huge allocation, or a decoded image whose buffer disagrees with its size is a
-// finding; so is a conversion that fails or writes a non-finite value on a decoded image.
-#define STB_IMAGE_IMPLEMENTATION
+// libFuzzer target of the image reader and the image-to-input conversion: the input is a PNG or
+// JPEG file, decoded by libpng / libjpeg-turbo (Debian's builds, fuzzed upstream) through infer's
+// checks. Errors are expected; a crash, a sanitizer report, a huge allocation, or a decoded image
+// whose buffer disagrees with its size is a finding; so is a conversion that fails or writes a
+// non-finite value on a decoded image.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

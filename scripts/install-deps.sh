@@ -9,7 +9,7 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers
   clang-14 libclang-rt-14-dev
   ccache time
-  libstb-dev
+  libpng-dev libturbojpeg0-dev
 )
 
 missing=()

@@ -1,6 +1,6 @@
-// io::decode_image / read_image (stb_image behind infer::image_io): PNG and JPEG round trips,
-// and bad files (empty, not an image, truncated, zero-sized, a 100000x100000 header) rejected
-// with an error naming the source, without decoding.
+// io::decode_image / read_image (libpng and libjpeg-turbo behind infer::image_io): PNG and JPEG
+// round trips, and bad files (empty, not an image, truncated, zero-sized, a 100000x100000 header)
+// rejected with an error naming the source, without decoding.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
@@ -8,21 +8,38 @@
 #include <random>
 #include <vector>
 
-#include <stb/stb_image_write.h>
 
 namespace {
 
+/// A PNG (libpng's simplified writer) or a JPEG at quality 95 (TurboJPEG) of the pixels.
 std::vector<std::byte> encode(int w, int h, int comp, const std::vector<std::uint8_t>& px,
                               bool jpeg) {
   std::vector<std::byte> out;
-  auto sink = [](void* ctx, void* data, int size) {
-    auto* v = static_cast<std::vector<std::byte>*>(ctx);
-    const auto* b = static_cast<const std::byte*>(data);
-    v->insert(v->end(), b, b + size);
-  };
-  const int ok = jpeg ? stbi_write_jpg_to_func(sink, &out, w, h, comp, px.data(), 95)
-                      : stbi_write_png_to_func(sink, &out, w, h, comp, px.data(), w * comp);
-  REQUIRE(ok);
+  if (jpeg) {
+    tjhandle tj = tjInitCompress();
+    REQUIRE(tj);
+    unsigned char* buf = nullptr;
+    unsigned long size = 0;
+    const int r = tjCompress2(tj, px.data(), w, 0, h, comp == 1 ? TJPF_GRAY : TJPF_RGB, &buf,
+                              &size, comp == 1 ? TJSAMP_GRAY : TJSAMP_444, 95, 0);
+    REQUIRE(r == 0);
+    out.resize(size);
+    std::memcpy(out.data(), buf, size);
+    tjFree(buf);
+    tjDestroy(tj);
+    return out;
+  }
+  png_image img;
+  std::memset(&img, 0, sizeof img);
+  img.version = PNG_IMAGE_VERSION;
+  img.width = png_uint_32(w);
+  img.height = png_uint_32(h);
+  img.format = comp == 1 ? PNG_FORMAT_GRAY : comp == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
+  png_alloc_size_t size = 0;
+  REQUIRE(png_image_write_to_memory(&img, nullptr, &size, 0, px.data(), 0, nullptr));
+  out.resize(size);
+  REQUIRE(png_image_write_to_memory(&img, out.data(), &size, 0, px.data(), 0, nullptr));
+  out.resize(size);
   return out;
 }
 
@@ -101,17 +118,22 @@ TEST_CASE("decode_image: bad files are errors naming the source", "[image][error
   CHECK_THAT(message({}), Catch::Contains("empty"));
   std::vector<std::byte> text(64);
   std::memcpy(text.data(), "7767517\n3 3\nInput data 0 1 data 0=224 1=224 2=3\n", 48);
-  CHECK_THAT(message(text), Catch::Contains("not an image"));
+  CHECK_THAT(message(text), Catch::Contains("not an image (neither PNG nor JPEG"));
   // A real PNG cut in half.
   std::vector<std::uint8_t> px(64 * 48 * 3, 128);
   for (std::size_t i = 0; i < px.size(); ++i) px[i] = std::uint8_t(i * 7);
   auto png = encode(64, 48, 3, px, false);
   png.resize(png.size() / 2);
   CHECK_THAT(message(png), Catch::Contains("64x48"));
+  // A JPEG cut short: TurboJPEG's warning is an error here, not a partly grey image.
+  auto jpg = encode(64, 48, 3, px, true);
+  jpg.resize(jpg.size() * 2 / 3);
+  CHECK_THAT(message(jpg), Catch::Contains("cannot decode the 64x48 JPEG image"));
   // Headers that would make a huge or an empty allocation.
   CHECK_THAT(message(png_header_only(100000, 100000)), Catch::Contains("100000x100000"));
   message(png_header_only(0, 10));
   CHECK_THAT(message(png_header_only(20000, 20000)), Catch::Contains("at most"));
+  CHECK_THAT(message(png_header_only(20, 20)), Catch::Contains("not a PNG image libpng can read"));
 }
 
 TEST_CASE("read_image: a missing file names its path", "[image][errors]") {

@@ -39,7 +39,7 @@ constexpr const char* kUsage =
     "  --input   raw little-endian f32 values, channel-major; default: all 0.5\n"
     "  --output  where to write the blob (raw f32, channel-major); default: not written\n"
     "  --blob    which blob to write; default: the last layer's first output\n"
-    "  --image   a JPEG/PNG/BMP... file as the input, resized to --size (default: the Input's\n"
+    "  --image   a PNG or JPEG file as the input, resized to --size (default: the Input's\n"
     "            W,H, else the image's), (v - mean) * norm per channel (0..255 units), RGB\n"
     "            order unless --bgr (GRAY when the input has one channel)\n"
     "  --top     print the K largest values of the blob (class scores) with their indices\n"

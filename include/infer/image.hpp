@@ -5,7 +5,7 @@
 //
 // Everything is computed in float: the resize does not round to 8 bits between its passes as
 // ncnn's does, so results differ from ncnn's by at most about half a level. No image decoding
-// here: <infer/io/image_file.hpp> (optional, links libstb) reads JPEG and PNG files.
+// here: <infer/io/image_file.hpp> (optional, links libpng and libjpeg-turbo) reads PNG and JPEG.
 #pragma once
 
 #include <algorithm>
