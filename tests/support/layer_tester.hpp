@@ -152,9 +152,10 @@ class LayerTester {
   }
 
  private:
-  // The sanitizer build (INFER_TEST_SANITIZED) sweeps bf16 out and only the narrowest and widest
-  // declared packs: the same kernels at a third of the instantiations, which keeps its build time
-  // bounded; the release build sweeps every declared type and pack.
+  // The sanitizer build (INFER_TEST_SANITIZED) sweeps f32 only, at the narrowest and widest
+  // declared packs: the kernels' indexing is the same template at every element type (the f16 and
+  // bf16 paths differ in their loads and stores, which the release build sweeps), and its f32
+  // kernels come from its own sanitized infer::runtime, which keeps its build time bounded.
 #ifdef INFER_TEST_SANITIZED
   static constexpr bool kSanitized = true;
 #else
@@ -169,7 +170,7 @@ class LayerTester {
     constexpr int lo = std::min({Ps...}), hi = std::max({Ps...});
     (
         [&] {
-          if constexpr (!kSanitized || (!std::is_same_v<T, bf16> && (Ps == lo || Ps == hi)))
+          if constexpr (!kSanitized || (std::is_same_v<T, f32> && (Ps == lo || Ps == hi)))
             run_type_pack<T, Ps>();
         }(),
         ...);
