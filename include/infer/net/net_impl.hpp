@@ -123,6 +123,7 @@ INFER_NET_FUNC Status NetBase::load_param_text(std::string_view text, std::strin
 
 INFER_NET_FUNC Status NetBase::load_param(io::ParamFile file) {
   auto st = std::make_unique<State>();
+  if (state_) st->plan_limit = state_->plan_limit;  // a limit set before loading stays
   st->file = std::move(file);
   const io::ParamFile& f = st->file;
   // Every unsupported type at once, so one attempt shows all that a model needs.
