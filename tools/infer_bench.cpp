@@ -71,16 +71,23 @@ struct Timing {
   double min = 0, max = 0, avg = 0;
 };
 
+/// Loads `param` into `net` with random weights (as benchncnn runs without weights) and makes its
+/// input: the Input's shape, every value 0.01.
+infer::Status load_bench_net(const std::filesystem::path& param, infer::Net& net, infer::Mat& in) {
+  INFER_TRY(net.load_param(param));
+  INFER_TRY(net.load_random_weights(1));
+  INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
+  in.fill(0.01f);
+  return {};
+}
+
 infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup, int loops,
                             bool profile) {
   infer::Option opt;
   opt.num_threads = threads;
   infer::Net net({}, opt);
-  INFER_TRY(net.load_param(param));
-  INFER_TRY(net.load_random_weights(1));
   infer::Mat in;
-  INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
-  in.fill(0.01f);
+  INFER_TRY(load_bench_net(param, net, in));
   for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
   if (profile) {
     // Per-step times, the minimum of each step over `loops` more runs, slowest first; then the
@@ -195,11 +202,8 @@ infer::Result<double> bench_callers(const std::filesystem::path& param, int call
   infer::Option opt;
   opt.num_threads = threads;
   infer::Net net({}, opt);
-  INFER_TRY(net.load_param(param));
-  INFER_TRY(net.load_random_weights(1));
   infer::Mat in;
-  INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
-  in.fill(0.01f);
+  INFER_TRY(load_bench_net(param, net, in));
   std::vector<infer::NetContext> ctx;
   for (int c = 0; c < callers; ++c) ctx.push_back(net.context());
   for (auto& x : ctx)

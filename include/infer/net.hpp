@@ -193,6 +193,9 @@ class NetBase {
   Result<std::shared_ptr<const Compiled>> compile(const std::vector<int>& key) const;
   std::string step_text(const Compiled& c, std::size_t k) const;
   const LayerCreator* custom_creator(std::string_view type) const;
+  /// The one input and the output blob of the single-input run forms (no allocation).
+  Status single_input(const Mat& input, std::string_view output, NamedMat& in,
+                      std::string_view& name) const;
 
   graph::Target target_;
   Option opt_;

@@ -57,21 +57,6 @@ struct FixedPlan {
   std::size_t lower_bound = 0;
 };
 
-/// Node N's layer, as a base of LayerSlots.
-template <std::size_t N, class L>
-struct LayerSlot {
-  L layer;
-};
-
-/// Every node's layer in one flat object. Not a std::tuple of the nodes: its recursive
-/// _Tuple_impl gives each of a few hundred nodes its own constructor and destructor, each named
-/// after every node type behind it, and that code (quadratic in the node count) cost more to
-/// compile than some networks' kernels.
-template <class Seq, class... Ls>
-struct LayerSlots;
-template <std::size_t... N, class... Ls>
-struct LayerSlots<std::index_sequence<N...>, Ls...> : LayerSlot<N, Ls>... {};
-
 }  // namespace detail
 
 /// A graph composed at compile time. G is a constexpr Graph object with static storage
@@ -88,12 +73,14 @@ class StaticGraph {
 
   template <std::size_t... N>
   static auto slots_of(std::index_sequence<N...>)
-      -> detail::LayerSlots<std::index_sequence<N...>, LayerOf<N>...>;
+      -> detail::Slots<std::index_sequence<N...>, LayerOf<N>...>;
+  /// Every node's layer in one flat object (detail::Slots, as the graph's own nodes: not a
+  /// std::tuple, whose recursive _Tuple_impl costs compile time quadratic in the node count).
   using Layers = decltype(slots_of(std::make_index_sequence<kNodes>{}));
   /// The layers copied out of the graph value.
   template <std::size_t... N>
   static Layers copy_layers(std::index_sequence<N...>) {
-    return Layers{detail::LayerSlot<N, LayerOf<N>>{graph::get<N>(G.nodes).layer}...};
+    return Layers{{graph::get<N>(G.nodes).layer}...};
   }
 
   static constexpr bool kAllShapeInferable = []<std::size_t... N>(std::index_sequence<N...>) {
@@ -236,7 +223,7 @@ class StaticGraph {
   /// The layer of node N (as written), e.g. to set weights before finalize().
   template <std::size_t N>
   LayerOf<N>& layer() {
-    return static_cast<detail::LayerSlot<N, LayerOf<N>>&>(layers_).layer;
+    return detail::slot_get<N>(layers_);
   }
 
   /// Calls f(layer) on every node's layer in the written order (e.g. to set weights by hand).
@@ -413,7 +400,7 @@ class StaticGraph {
     using L = LayerOf<N>;
     using T = detail::element_t<s.type>;
     constexpr int Pack = s.pack;
-    const L& layer = static_cast<const detail::LayerSlot<N, L>&>(layers_).layer;
+    const L& layer = detail::slot_get<N>(layers_);
     const StepIo io{s.inplace, std::span<const int>(s.in.data(), s.n_in),
                     std::span<const int>(s.out.data(), s.n_out)};
     if constexpr (FusesActivation<L, T, Pack, act::Identity>) {

@@ -285,12 +285,20 @@ INFER_NET_FUNC Result<std::vector<Mat>> NetBase::run(std::span<const NamedMat> i
   return out;
 }
 
-INFER_NET_FUNC Result<Mat> NetBase::run(const Mat& input, std::string_view output) const {
+INFER_NET_FUNC Status NetBase::single_input(const Mat& input, std::string_view output, NamedMat& in,
+                                            std::string_view& name) const {
   if (!state_ || state_->inputs.empty()) return make_error("Net::run: load a .param first");
   if (state_->inputs.size() != 1)
     return make_error("Net::run: the network has {} inputs; name them", state_->inputs.size());
-  const NamedMat in{input_names()[0], input};
-  const std::string_view name = output.empty() ? default_output() : output;
+  in = {state_->file.blobs[std::size_t(state_->inputs[0].blob)], input};
+  name = output.empty() ? default_output() : output;
+  return {};
+}
+
+INFER_NET_FUNC Result<Mat> NetBase::run(const Mat& input, std::string_view output) const {
+  NamedMat in;
+  std::string_view name;
+  INFER_TRY(single_input(input, output, in, name));
   auto r = run(std::span<const NamedMat>(&in, 1), std::span<const std::string_view>(&name, 1));
   INFER_TRY(r);
   return std::move((*r)[0]);
@@ -461,13 +469,9 @@ INFER_NET_FUNC const Mat& NetContext::output(std::size_t i) const { return impl_
 INFER_NET_FUNC std::size_t NetContext::output_count() const { return impl_->outputs.size(); }
 
 INFER_NET_FUNC Status NetContext::run(const Mat& input, std::string_view output) {
-  const NetBase& net = *net_;
-  if (!net.state_ || net.state_->inputs.empty()) return make_error("Net::run: load a .param first");
-  if (net.state_->inputs.size() != 1)
-    return make_error("Net::run: the network has {} inputs; name them", net.state_->inputs.size());
-  const auto& st = *net.state_;
-  const NamedMat in{st.file.blobs[std::size_t(st.inputs[0].blob)], input};
-  const std::string_view name = output.empty() ? net.default_output() : output;
+  NamedMat in;
+  std::string_view name;
+  INFER_TRY(net_->single_input(input, output, in, name));
   return run(std::span<const NamedMat>(&in, 1), std::span<const std::string_view>(&name, 1));
 }
 
