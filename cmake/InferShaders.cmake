@@ -13,6 +13,9 @@ function(infer_add_shaders target dir)
   if(NOT sources)
     message(FATAL_ERROR "infer_add_shaders(${target}): no .comp files in ${dir}")
   endif()
+  # Files the shaders #include (GL_GOOGLE_include_directive, relative to the shader): a change
+  # rebuilds every shader of the directory.
+  file(GLOB includes CONFIGURE_DEPENDS "${dir}/*.glsl")
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/infer_shaders_${target}")
   set(headers "")
   foreach(src IN LISTS sources)
@@ -31,7 +34,7 @@ function(infer_add_shaders target dir)
         COMMAND "${CMAKE_COMMAND}" -DSPV=${spv} -DHPP=${hpp} -DNAME=${name}_${variant}
                 -P "${INFER_SHADERS_CMAKE_DIR}/InferEmbedSpirv.cmake"
         MAIN_DEPENDENCY "${src}"
-        DEPENDS "${INFER_SHADERS_CMAKE_DIR}/InferEmbedSpirv.cmake"
+        DEPENDS "${INFER_SHADERS_CMAKE_DIR}/InferEmbedSpirv.cmake" ${includes}
         COMMENT "glslc ${name}.comp (${variant} storage)"
         VERBATIM)
       list(APPEND headers "${hpp}")

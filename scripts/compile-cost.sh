@@ -38,7 +38,11 @@ read -r -a test_files <<<"${INFER_COST_TEST:-tests/test_convolution_depthwise.cp
 build=${INFER_COST_BUILD:-build/release}
 work=$(mktemp -d "${TMPDIR:-/tmp}/infer-cost.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-flags=(-std=c++20 -O3 -DNDEBUG -march=native -fopenmp -I"$root/include" -c -o "$work/out.o")
+# The built-in layer list <infer/layers/builtin.hpp>, generated as CMake's configure does.
+cmake -DLAYERS_DIR="$root/include/infer/layers" -DOUT_DIR="$work/generated" \
+  -P "$root/cmake/InferLayers.cmake"
+flags=(-std=c++20 -O3 -DNDEBUG -march=native -fopenmp -I"$root/include" -I"$work/generated" -c
+       -o "$work/out.o")
 
 # name, seconds, MB of the last measure()
 results=()

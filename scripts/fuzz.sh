@@ -13,8 +13,11 @@ work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/infer-fuzz.XXXXXX")}
 mkdir -p "$work"
 echo "fuzz: work directory $work, ${seconds}s per target"
 
+# The built-in layer list <infer/layers/builtin.hpp>, generated as CMake's configure does.
+cmake -DLAYERS_DIR="$root/include/infer/layers" -DOUT_DIR="$work/generated" \
+  -P "$root/cmake/InferLayers.cmake"
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/include")
+       -I"$root/include" -I"$work/generated")
 targets=(fuzz_param fuzz_model_bin fuzz_image)
 for t in "${targets[@]}"; do
   echo "fuzz: building $t"

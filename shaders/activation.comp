@@ -4,6 +4,7 @@
 // 3 the activation (ncnn's 1 ReLU/leaky, 2 leaky, 3 Clip, 4 Sigmoid, 5 Mish, 6 HardSwish; 7 Swish,
 // 8 TanH, 9 HardSigmoid), 4 and 5 its two parameters. Push constant: the count of values.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #if INFER_FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
 #define STORE float16_t
@@ -19,23 +20,12 @@ layout(constant_id = 5) const float p1 = 0.0;
 layout(binding = 0) buffer Blob { STORE v[]; } blob;
 layout(push_constant) uniform Push { uint n; } pc;
 
-float activate(float x) {
-  if (act == 1) return x > 0.0 ? x : x * p0;
-  if (act == 2) return x > 0.0 ? x : x * p0;
-  if (act == 3) return clamp(x, p0, p1);
-  if (act == 4) return 1.0 / (1.0 + exp(-x));
-  if (act == 5) return x * tanh(log(1.0 + exp(x)));
-  if (act == 6) return x * clamp(x * p0 + p1, 0.0, 1.0);
-  if (act == 7) return x / (1.0 + exp(-x));
-  if (act == 8) return tanh(x);
-  if (act == 9) return clamp(x * p0 + p1, 0.0, 1.0);
-  return x;
-}
+#include "activation.glsl"
 
 void main() {
   // Large blobs dispatch rows of at most 65535 workgroups (the guaranteed limit).
   const uint i = gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x +
                  gl_GlobalInvocationID.x;
   if (i >= pc.n) return;
-  blob.v[i] = STORE(activate(float(blob.v[i])));
+  blob.v[i] = STORE(activate(float(blob.v[i]), act, p0, p1));
 }

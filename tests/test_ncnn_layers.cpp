@@ -77,7 +77,7 @@ template <class L>
 L build(const LayerSpec& s) {
   L l{};
   ParamReader r(kFile, s);
-  const Status st = infer::io::set_params(l, r);
+  const Status st = infer::io::read_params(l, r);
   INFO(s.type << " '" << s.name << "'");
   if (!st.ok()) FAIL(st.message());
   return l;
@@ -88,7 +88,7 @@ template <class L>
 std::string error_of(const LayerSpec& s) {
   L l{};
   ParamReader r(kFile, s);
-  const Status st = infer::io::set_params(l, r);
+  const Status st = infer::io::read_params(l, r);
   INFO(s.type << " '" << s.name << "'");
   REQUIRE_FALSE(st.ok());
   return st.message();
@@ -681,7 +681,8 @@ TEST_CASE("ncnn_layers: visit_ncnn_layer dispatch", "[ncnn_layers]") {
                                "DeconvolutionDepthWise",
                                "InnerProduct",
                                "Pooling",
-                               "LRN"}) {
+                               "LRN",
+                               "LayerNorm"}) {
       INFO(t);
       CHECK(infer::io::is_supported_ncnn_type(t));
       CHECK(std::count(types.begin(), types.end(), t) == 1);
@@ -705,6 +706,7 @@ TEST_CASE("ncnn_layers: visit_ncnn_layer dispatch", "[ncnn_layers]") {
         {"Slice", "-23300=1,-233"},
         {"Reshape", "0=-1"},
         {"Interp", "0=2"},
+        {"LayerNorm", "0=1"},
     };
     for (std::string_view t : infer::io::supported_ncnn_types()) {
       const auto it = required.find(t);

@@ -27,16 +27,18 @@ inline bool replaces_values(const graph::Plan& p, int b) {
   return false;
 }
 
-/// No two buffers hold different values in the same bytes at once, and every buffer fits the
-/// arena. Buffers sharing memory through views and ranges hold the same values and may be live
+/// No two buffers hold different values in the same bytes at once, and every buffer fits its
+/// device's arena. Buffers sharing memory through views and ranges hold the same values and may be live
 /// together; across an in-place step the input's life ends where the output's begins.
 inline void check_no_overlap(const graph::Plan& p) {
   INFO(graph::format_plan(p));
   for (std::size_t a = 0; a < p.buffers.size(); ++a) {
     const auto& x = p.buffers[a];
-    REQUIRE(x.offset + x.bytes <= p.arena_bytes);
+    REQUIRE(x.offset + x.bytes <=
+            (x.device == graph::Device::cpu ? p.arena_bytes : p.gpu_arena_bytes));
     for (std::size_t b = a + 1; b < p.buffers.size(); ++b) {
       const auto& y = p.buffers[b];
+      if (x.device != y.device) continue;  // separate arenas
       const bool share_bytes = x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
       if (!share_bytes) continue;
       INFO("buffers " << a << " and " << b);

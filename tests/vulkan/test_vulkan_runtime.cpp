@@ -2,7 +2,8 @@
 // and its errors, buffers and the upload/download round trip of every layout, the activation
 // kernel against a scalar reference at f32 and f16 storage and several packs, the dispatch
 // checks, and a blob larger than one row of workgroups. Without a device the executable reports
-// itself skipped (exit code 77, ctest's SKIP_RETURN_CODE), never passed.
+// itself skipped (exit code 77, ctest's SKIP_RETURN_CODE), never passed. The kernels' own
+// tests (test_vulkan_*.cpp) link into the same executable.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -16,53 +17,14 @@
 #include <random>
 
 #include "support/ref_tensor.hpp"
+#include "vulkan/support.hpp"
 
 namespace {
 
-infer::vk::Context* g_ctx = nullptr;
-
-/// A host Mat of `shape` at (type, pack) holding `values` (logical order, c-h-w).
-infer::Mat host_mat(const infer::test::RefTensor& t, infer::ElemType type, int pack) {
-  infer::Mat f32 = infer::test::to_mat(t), out;
-  REQUIRE(infer::convert(f32, out, type, pack, infer::Option{}).ok());
-  REQUIRE(out.elempack() == pack);
-  return out;
-}
-
-infer::test::RefTensor random_tensor(infer::Shape s, unsigned seed, float lo = -3.f, float hi = 3.f) {
-  infer::test::RefTensor t(s);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.v) v = d(rng);
-  return t;
-}
-
-/// Uploads `host`, runs `record` on the device copy, downloads it.
-template <class F>
-infer::Mat round_trip(const infer::Mat& host, F&& record) {
-  infer::vk::Context& ctx = *g_ctx;
-  const std::size_t bytes = host.bytes();
-  auto dev = infer::vk::Buffer::create(ctx, bytes + 256, infer::vk::MemoryKind::device);
-  auto staging = infer::vk::Buffer::create(ctx, 2 * bytes + 256, infer::vk::MemoryKind::staging);
-  REQUIRE(dev.ok());
-  REQUIRE(staging.ok());
-  const infer::vk::VkMat blob(dev->get(), 64, host.shape(), host.type(), host.elempack());
-  auto cmd = infer::vk::Command::create(ctx);
-  REQUIRE(cmd.ok());
-  REQUIRE((*cmd)->begin().ok());
-  REQUIRE(infer::vk::upload(**cmd, host, **staging, 0, blob).ok());
-  REQUIRE((*cmd)->barrier().ok());
-  record(**cmd, blob);
-  REQUIRE((*cmd)->barrier().ok());
-  REQUIRE(infer::vk::download(**cmd, blob, **staging, bytes).ok());
-  REQUIRE((*cmd)->end().ok());
-  const infer::Status ran = (*cmd)->submit_and_wait();
-  INFO((ran.ok() ? std::string() : ran.message()));
-  REQUIRE(ran.ok());
-  infer::Mat out;
-  REQUIRE(infer::vk::read_back(**staging, bytes, blob, out).ok());
-  return out;
-}
+using infer::vk::test::g_ctx;
+using infer::vk::test::host_mat;
+using infer::vk::test::random_tensor;
+using infer::vk::test::round_trip;
 
 float reference(infer::vk::Activation a, float x, float p0, float p1) {
   using A = infer::vk::Activation;
@@ -84,6 +46,8 @@ float reference(infer::vk::Activation a, float x, float p0, float p1) {
       return std::tanh(x);
     case A::hardsigmoid:
       return std::min(std::max(x * p0 + p1, 0.f), 1.f);
+    case A::none:
+      return x;
   }
   return x;
 }

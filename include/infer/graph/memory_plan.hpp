@@ -1,42 +1,29 @@
 // Pass 5: the memory plan. Buffers that are never live at the same time share arena bytes:
 // each memory root (a buffer no in-place step aliases to another) gets an offset at the lowest
-// address free of every root whose lifetime overlaps its own.
+// address free of every root whose lifetime overlaps its own. Host and GPU buffers are planned
+// the same way, each device in its own arena.
 #pragma once
 
 #include <infer/allocator.hpp>
 #include <infer/graph/inplace.hpp>
 #include <infer/graph/plan.hpp>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace infer::graph {
 
-/// Assigns offsets; sets arena_bytes and lower_bound (the most bytes live at one step).
-constexpr void plan_memory(Plan& p) {
-  compute_lifetimes(p);
-  const std::size_t n = p.buffers.size();
-  // Lifetime of each root: the union over the buffers that share it.
-  std::vector<int> first(n, 0), last(n, -1);
-  std::vector<bool> is_root(n, false);
-  for (std::size_t b = 0; b < n; ++b) {
-    const std::size_t r = std::size_t(root_of(p, int(b)));
-    const BufferDesc& buf = p.buffers[b];
-    if (!is_root[r]) {
-      is_root[r] = true;
-      first[r] = buf.first;
-      last[r] = buf.last;
-    } else {
-      first[r] = first[r] < buf.first ? first[r] : buf.first;
-      last[r] = last[r] > buf.last ? last[r] : buf.last;
-    }
-  }
+namespace detail {
+
+/// Places `roots` (memory roots of one device, with lifetimes [first, last]) in one arena: sets
+/// their offsets, and returns the arena's size and the most bytes live at one step.
+constexpr std::pair<std::size_t, std::size_t> place_roots(Plan& p,
+                                                          const std::vector<std::size_t>& roots,
+                                                          const std::vector<int>& first,
+                                                          const std::vector<int>& last) {
   auto overlaps = [&](std::size_t a, std::size_t b) {
     return !(last[a] < first[b] || last[b] < first[a]);
   };
-  std::vector<std::size_t> roots;
-  for (std::size_t b = 0; b < n; ++b)
-    if (is_root[b]) roots.push_back(b);
-
   // First fit in a given order: each root at the lowest offset free of every placed root whose
   // lifetime overlaps its own. Optimal placement is NP-hard; three orders, the best one kept.
   auto place_in = [&](const std::vector<std::size_t>& order, std::vector<std::size_t>& offsets) {
@@ -88,19 +75,17 @@ constexpr void plan_memory(Plan& p) {
         return span(a) > span(b) || (span(a) == span(b) && bytes(a) > bytes(b));
       }),
   };
+  const std::size_t n = p.buffers.size();
   std::vector<std::size_t> best(n, 0), offsets(n, 0);
-  p.arena_bytes = 0;
+  std::size_t arena_bytes = 0;
   for (const std::vector<std::size_t>& order : orders) {
     const std::size_t arena = place_in(order, offsets);
-    if (p.arena_bytes == 0 || arena < p.arena_bytes) {
-      p.arena_bytes = arena;
+    if (arena_bytes == 0 || arena < arena_bytes) {
+      arena_bytes = arena;
       best = offsets;
     }
   }
   for (std::size_t r : roots) p.buffers[r].offset = best[r];
-  for (std::size_t b = 0; b < n; ++b)
-    p.buffers[b].offset =
-        p.buffers[std::size_t(root_of(p, int(b)))].offset + offset_in_root(p, int(b));
   // The lower bound: the most bytes of roots live at one step (+bytes where a root's life
   // starts, -bytes after it ends; one sweep over the steps).
   const std::size_t steps = p.steps.size() + 3;
@@ -109,12 +94,44 @@ constexpr void plan_memory(Plan& p) {
     starts[std::size_t(first[r] + 1)] += align_up(p.buffers[r].bytes);
     ends[std::size_t(last[r] + 2)] += align_up(p.buffers[r].bytes);
   }
-  p.lower_bound = 0;
-  std::size_t live = 0;
+  std::size_t lower_bound = 0, live = 0;
   for (std::size_t s = 0; s < steps; ++s) {
     live = live + starts[s] - ends[s];
-    if (live > p.lower_bound) p.lower_bound = live;
+    if (live > lower_bound) lower_bound = live;
   }
+  return {arena_bytes, lower_bound};
+}
+
+}  // namespace detail
+
+/// Assigns offsets; sets arena_bytes and lower_bound (the most bytes live at one step), and
+/// gpu_arena_bytes and gpu_lower_bound for the GPU's buffers.
+constexpr void plan_memory(Plan& p) {
+  compute_lifetimes(p);
+  const std::size_t n = p.buffers.size();
+  // Lifetime of each root: the union over the buffers that share it.
+  std::vector<int> first(n, 0), last(n, -1);
+  std::vector<bool> is_root(n, false);
+  for (std::size_t b = 0; b < n; ++b) {
+    const std::size_t r = std::size_t(root_of(p, int(b)));
+    const BufferDesc& buf = p.buffers[b];
+    if (!is_root[r]) {
+      is_root[r] = true;
+      first[r] = buf.first;
+      last[r] = buf.last;
+    } else {
+      first[r] = first[r] < buf.first ? first[r] : buf.first;
+      last[r] = last[r] > buf.last ? last[r] : buf.last;
+    }
+  }
+  std::vector<std::size_t> host, gpu;
+  for (std::size_t b = 0; b < n; ++b)
+    if (is_root[b]) (p.buffers[b].device == Device::cpu ? host : gpu).push_back(b);
+  std::tie(p.arena_bytes, p.lower_bound) = detail::place_roots(p, host, first, last);
+  std::tie(p.gpu_arena_bytes, p.gpu_lower_bound) = detail::place_roots(p, gpu, first, last);
+  for (std::size_t b = 0; b < n; ++b)
+    p.buffers[b].offset =
+        p.buffers[std::size_t(root_of(p, int(b)))].offset + offset_in_root(p, int(b));
 }
 
 }  // namespace infer::graph

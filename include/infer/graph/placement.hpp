@@ -1,7 +1,9 @@
-// Pass 3: placement. Each node gets an element type and pack from what its layer declares and
+// Pass 3: placement. Each node gets a device (the GPU when the target is Vulkan and its layer has
+// a GPU forward), an element type and pack from what its layer declares and
 // the target (a layer that only moves values, at its inputs' pack); each blob gets a buffer in its producer's (type, pack), and a conversion (cast,
 // repack) goes in only where a reader needs another (type, pack) — once per blob and format,
-// shared by every reader that needs it. Graph inputs arrive, and outputs leave, as f32 pack 1.
+// shared by every reader that needs it; an upload or download goes in only where a blob crosses
+// between host and GPU. Graph inputs arrive, and outputs leave, as f32 pack 1 on the host.
 #pragma once
 
 #include <algorithm>
@@ -40,48 +42,28 @@ constexpr int choose_pack(const NodeDesc& d, int max_pack, const std::vector<Sha
   }
 }
 
-constexpr int new_buffer(Plan& p, int blob, ElemType type, int pack) {
+constexpr int new_buffer(Plan& p, int blob, Device device, ElemType type, int pack) {
   BufferDesc b;
   b.blob = blob;
   b.shape = p.blob_shapes[std::size_t(blob)];
   b.type = type;
   b.pack = pack;
+  b.device = device;
   b.bytes = packed_layout(b.shape, type, pack).bytes;
   p.buffers.push_back(b);
   return int(p.buffers.size()) - 1;
 }
 
-/// A buffer holding `blob` as (type, pack): an existing one, or one made by conversion steps
-/// (a cast, then a repack) from the blob's first buffer.
-constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int blob, ElemType type,
-                        int pack) {
-  auto find = [&](ElemType t, int k) {
-    for (int b : variants[std::size_t(blob)])
-      if (p.buffers[std::size_t(b)].type == t && p.buffers[std::size_t(b)].pack == k) return b;
-    return -1;
-  };
-  if (int b = find(type, pack); b >= 0) return b;
-  int src = variants[std::size_t(blob)].front();
-  if (p.buffers[std::size_t(src)].type != type) {
-    const int src_pack = p.buffers[std::size_t(src)].pack;
-    int cast = find(type, src_pack);
-    if (cast < 0) {
-      cast = new_buffer(p, blob, type, src_pack);
-      StepDesc s;
-      s.kind = StepDesc::cast;
-      s.type = type;
-      s.pack = src_pack;
-      s.in = {src};
-      s.out = {cast};
-      p.steps.push_back(s);
-      variants[std::size_t(blob)].push_back(cast);
-    }
-    src = cast;
-  }
-  if (p.buffers[std::size_t(src)].pack == pack) return src;
-  const int out = new_buffer(p, blob, type, pack);
+/// Appends a conversion or transfer step from buffer `src` to a new buffer of `blob`.
+constexpr int convert_step(Plan& p, std::vector<std::vector<int>>& variants, int blob,
+                           StepDesc::Kind kind, Device device, ElemType type, int pack, int src) {
+  const Device at = kind == StepDesc::upload ? Device::vulkan
+                    : kind == StepDesc::download ? Device::cpu
+                                                 : device;
+  const int out = new_buffer(p, blob, at, type, pack);
   StepDesc s;
-  s.kind = StepDesc::repack;
+  s.kind = kind;
+  s.device = kind == StepDesc::upload || kind == StepDesc::download ? Device::vulkan : device;
   s.type = type;
   s.pack = pack;
   s.in = {src};
@@ -91,6 +73,56 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
   return out;
 }
 
+/// The buffer of `blob` on `device` as (type, pack): an existing one, or made from `src` (on that
+/// device) by a cast, then a repack.
+constexpr int convert_on(Plan& p, std::vector<std::vector<int>>& variants, int blob, Device device,
+                         int src, ElemType type, int pack) {
+  auto find = [&](ElemType t, int k) {
+    for (int b : variants[std::size_t(blob)]) {
+      const BufferDesc& x = p.buffers[std::size_t(b)];
+      if (x.device == device && x.type == t && x.pack == k) return b;
+    }
+    return -1;
+  };
+  if (int b = find(type, pack); b >= 0) return b;
+  if (p.buffers[std::size_t(src)].type != type) {
+    const int src_pack = p.buffers[std::size_t(src)].pack;
+    int cast = find(type, src_pack);
+    if (cast < 0)
+      cast = convert_step(p, variants, blob, StepDesc::cast, device, type, src_pack, src);
+    src = cast;
+  }
+  if (p.buffers[std::size_t(src)].pack == pack) return src;
+  return convert_step(p, variants, blob, StepDesc::repack, device, type, pack, src);
+}
+
+/// A buffer holding `blob` as (device, type, pack): an existing one, or one made by conversion
+/// steps from the blob's first buffer: on the device that holds it, a cast, then a repack; to the
+/// GPU, converted on the CPU first, then uploaded; from the GPU, downloaded as it is, then
+/// converted on the CPU.
+constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int blob, Device device,
+                        ElemType type, int pack) {
+  const int home = variants[std::size_t(blob)].front();
+  const BufferDesc h = p.buffers[std::size_t(home)];
+  if (h.device == device) return convert_on(p, variants, blob, device, home, type, pack);
+  for (int b : variants[std::size_t(blob)]) {
+    const BufferDesc& x = p.buffers[std::size_t(b)];
+    if (x.device == device && x.type == type && x.pack == pack) return b;
+  }
+  if (device == Device::vulkan) {
+    const int host = convert_on(p, variants, blob, Device::cpu, home, type, pack);
+    return convert_step(p, variants, blob, StepDesc::upload, device, type, pack, host);
+  }
+  int down = -1;
+  for (int b : variants[std::size_t(blob)]) {
+    const BufferDesc& x = p.buffers[std::size_t(b)];
+    if (x.device == Device::cpu && x.type == h.type && x.pack == h.pack) down = b;
+  }
+  if (down < 0)
+    down = convert_step(p, variants, blob, StepDesc::download, device, h.type, h.pack, home);
+  return convert_on(p, variants, blob, Device::cpu, down, type, pack);
+}
+
 }  // namespace detail
 
 /// Builds p.steps and p.buffers from p.desc, p.order and p.blob_shapes.
@@ -98,7 +130,7 @@ constexpr PlanError place(Plan& p) {
   const GraphDesc& g = p.desc;
   std::vector<std::vector<int>> variants(g.blobs.size());  // buffers per blob, first = home
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
-    const int b = detail::new_buffer(p, g.inputs[i], ElemType::f32, 1);
+    const int b = detail::new_buffer(p, g.inputs[i], Device::cpu, ElemType::f32, 1);
     variants[std::size_t(g.inputs[i])].push_back(b);
     p.input_buffers.push_back(b);
   }
@@ -115,21 +147,31 @@ constexpr PlanError place(Plan& p) {
     StepDesc s;
     s.kind = StepDesc::layer;
     s.node = n;
-    if (!detail::choose_type(d, p.target.storage, s.type)) return {PlanError::storage, n};
+    const bool gpu = p.target.device == Device::vulkan && d.vulkan;
+    s.device = gpu ? Device::vulkan : Device::cpu;
+    if (gpu) {
+      // The GPU kernels read f32 or f16 storage (arithmetic in f32) at pack 1 or 4.
+      s.type = p.target.gpu_storage == ElemType::f16 ? ElemType::f16 : ElemType::f32;
+    } else if (!detail::choose_type(d, p.target.storage, s.type)) {
+      return {PlanError::storage, n};
+    }
     std::vector<Shape> in;
     for (int b : d.in) in.push_back(p.blob_shapes[std::size_t(b)]);
     // A layer that only moves values runs at the narrowest pack its inputs arrive in: a repack
     // before it would be one more pass over the same values (ShuffleNet's Concat, ShuffleChannel
     // and Slice between 58-channel blobs at pack 1).
-    int max_pack = p.target.max_pack;
+    int max_pack = gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
     if (d.moves_data)
       for (int b : d.in)
         max_pack = std::min(max_pack, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
-    s.pack = detail::choose_pack(d, max_pack, in);
-    for (int b : d.in) s.in.push_back(detail::buffer_as(p, variants, b, s.type, s.pack));
+    NodeDesc packs_of = d;
+    if (gpu) packs_of.packs = 1u | unsigned(kGpuMaxPack);
+    s.pack = detail::choose_pack(packs_of, max_pack, in);
+    for (int b : d.in)
+      s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, s.pack));
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
-      const int out = detail::new_buffer(p, b, s.type, pack);
+      const int out = detail::new_buffer(p, b, s.device, s.type, pack);
       variants[std::size_t(b)].push_back(out);
       s.out.push_back(out);
     }
@@ -139,7 +181,7 @@ constexpr PlanError place(Plan& p) {
     p.steps.push_back(s);
   }
   for (int b : g.outputs) {
-    const int buf = detail::buffer_as(p, variants, b, ElemType::f32, 1);
+    const int buf = detail::buffer_as(p, variants, b, Device::cpu, ElemType::f32, 1);
     p.buffers[std::size_t(buf)].output = true;
     p.output_buffers.push_back(buf);
   }

@@ -1,6 +1,7 @@
 // What the composer decides: the steps to run (layers, with fused activations and folded affine
 // maps, and the conversions between them), the buffers they read and write, and where each
-// buffer lives in one arena. Plain data, built by constexpr passes at compile time for a static
+// buffer lives: one arena per device (the host's, and the GPU's when the target places nodes
+// there, with uploads and downloads where a blob crosses). Plain data, built by constexpr passes at compile time for a static
 // graph and at load time for a network read from a file.
 #pragma once
 
@@ -13,12 +14,25 @@
 
 namespace infer::graph {
 
+/// Where a step runs and a buffer lives.
+enum class Device : unsigned char { cpu, vulkan };
+
+constexpr std::string_view device_name(Device d) { return d == Device::cpu ? "cpu" : "gpu"; }
+
+/// The widest pack of a GPU buffer (a vec4 of the shaders).
+inline constexpr int kGpuMaxPack = 4;
+
 /// What the graph should run at.
 struct Target {
-  ElemType storage = ElemType::f32;  ///< preferred storage type (f32, f16 or bf16)
-  int max_pack = simd::max_width;    ///< widest pack (1 turns packing off)
+  ElemType storage = ElemType::f32;  ///< preferred storage type on the CPU (f32, f16 or bf16)
+  int max_pack = simd::max_width;    ///< widest pack on the CPU (1 turns packing off)
   bool fuse = true;     ///< fuse activations and fold BatchNorm/Scale (off: the plain reference)
   bool inplace = true;  ///< run layers in place where possible (off: every blob its own buffer)
+  /// Device::vulkan places every node whose layer has a GPU forward on the GPU (the others stay
+  /// on the CPU, with transfers between).
+  Device device = Device::cpu;
+  ElemType gpu_storage = ElemType::f16;  ///< storage type on the GPU: f16 (default) or f32
+  int gpu_max_pack = kGpuMaxPack;        ///< widest pack on the GPU (1 or 4)
 };
 
 /// Why a graph cannot be composed, and where.
@@ -55,12 +69,16 @@ struct BufferDesc {
   int alias = -1;          ///< the buffer whose memory it shares (in-place steps, views), or -1
   std::size_t view_offset = 0;  ///< where it starts in the alias's memory (a range of channels)
   bool output = false;          ///< read by the caller after forward
+  Device device = Device::cpu;  ///< whose memory: the host arena or the GPU's
 };
 
 /// One step of the plan.
 struct StepDesc {
-  enum Kind { layer, cast, repack };
+  /// A layer, a conversion on one device, or a transfer between host and GPU memory (the same
+  /// type and pack on both sides: conversions happen on one side of it).
+  enum Kind { layer, cast, repack, upload, download };
   Kind kind = layer;
+  Device device = Device::cpu;  ///< where it runs (a transfer: the GPU's queue)
   int node = -1;  ///< the layer node (kind == layer)
   ElemType type = ElemType::f32;
   int pack = 1;                 ///< the node's width (elempack of its inputs)
@@ -84,6 +102,8 @@ struct Plan {
   std::vector<int> output_buffers;  ///< by graph output
   std::size_t arena_bytes = 0;
   std::size_t lower_bound = 0;  ///< the most bytes live at one time
+  std::size_t gpu_arena_bytes = 0;  ///< the GPU's arena (0 when nothing runs there)
+  std::size_t gpu_lower_bound = 0;
 };
 
 }  // namespace infer::graph

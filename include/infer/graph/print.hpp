@@ -46,8 +46,8 @@ inline std::string_view activation_name(int type) {
 namespace detail {
 inline std::string buffer_text(const Plan& p, int b) {
   const BufferDesc& d = p.buffers[std::size_t(b)];
-  return fmt::format("{}[{} {} p{}]", p.desc.blobs[std::size_t(d.blob)], shape_text(d.shape),
-                     to_string(d.type), d.pack);
+  return fmt::format("{}[{} {} p{}{}]", p.desc.blobs[std::size_t(d.blob)], shape_text(d.shape),
+                     to_string(d.type), d.pack, d.device == Device::vulkan ? " gpu" : "");
 }
 inline std::string step_title(const Plan& p, const StepDesc& s) {
   switch (s.kind) {
@@ -55,6 +55,10 @@ inline std::string step_title(const Plan& p, const StepDesc& s) {
       return fmt::format("cast -> {}", to_string(s.type));
     case StepDesc::repack:
       return fmt::format("repack -> p{}", s.pack);
+    case StepDesc::upload:
+      return "upload -> gpu";
+    case StepDesc::download:
+      return "download -> cpu";
     default: {
       const NodeDesc& d = p.desc.nodes[std::size_t(s.node)];
       return fmt::format("{} '{}'", d.type, d.name);
@@ -63,6 +67,8 @@ inline std::string step_title(const Plan& p, const StepDesc& s) {
 }
 inline std::string step_extras(const Plan& p, const StepDesc& s) {
   std::string x;
+  const bool transfer = s.kind == StepDesc::upload || s.kind == StepDesc::download;
+  if (s.device == Device::vulkan && !transfer) x += " [gpu]";
   if (s.act.type != 0) x += fmt::format(" +{}", activation_name(s.act.type));
   // Concat inputs placed in the output, Slice outputs read from the input (graph/ranges.hpp).
   const AxisRanges r =
@@ -106,6 +112,10 @@ inline std::string format_plan(const Plan& p) {
   out +=
       fmt::format("arena {} bytes, lower bound {} bytes ({:.1f}%)\n", p.arena_bytes, p.lower_bound,
                   p.arena_bytes ? 100.0 * double(p.lower_bound) / double(p.arena_bytes) : 100.0);
+  if (p.gpu_arena_bytes > 0)
+    out += fmt::format("gpu arena {} bytes, lower bound {} bytes ({:.1f}%)\n", p.gpu_arena_bytes,
+                       p.gpu_lower_bound,
+                       100.0 * double(p.gpu_lower_bound) / double(p.gpu_arena_bytes));
   return out;
 }
 
@@ -126,9 +136,11 @@ inline std::string to_dot(const Plan& p) {
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
     const StepDesc& s = p.steps[i];
     const bool conv = s.kind != StepDesc::layer;
-    out += fmt::format("  s{} [label=\"{}\\n{} p{}{}{}\"{}];\n", i, detail::step_title(p, s),
+    // GPU steps in green: where each step runs shows at a glance.
+    out += fmt::format("  s{} [label=\"{}\\n{} p{}{}{}\"{}{}];\n", i, detail::step_title(p, s),
                        to_string(s.type), s.pack, detail::step_extras(p, s),
-                       s.inplace ? "\\nin place" : "", conv ? ", style=dashed" : "");
+                       s.inplace ? "\\nin place" : "", conv ? ", style=dashed" : "",
+                       s.device == Device::vulkan ? ", color=darkgreen, fontcolor=darkgreen" : "");
     for (int b : s.out) writer[std::size_t(b)] = int(i);
   }
   for (std::size_t i = 0; i < p.steps.size(); ++i) {

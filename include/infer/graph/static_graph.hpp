@@ -137,6 +137,9 @@ class StaticGraph {
                 "infer graph: incompatible shapes: a layer's infer_shapes rejected its inputs");
   static_assert(kError != PlanError::storage,
                 "infer graph: a layer declares no storage type the target can run");
+  static_assert(Tgt.device == Device::cpu,
+                "infer graph: static graphs run on the CPU target only so far (Device::vulkan is "
+                "planned by the composer; its executor is not written yet)");
 
   using Fixed = detail::FixedPlan<kCounts.steps, kCounts.buffers, kMaxIo, kInputs, kOutputs>;
   static constexpr Fixed kPlan = [] {

@@ -7,11 +7,13 @@
 #include <infer/io/model_bin.hpp>
 #include <infer/layers/detail/affine.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct BatchNorm {
+  static constexpr std::string_view ncnn_type = "BatchNorm";  ///< its type in .param files
   int channels = 0;        ///< ncnn 0=channels
   float eps = 0.f;         ///< ncnn 1=eps
   std::vector<float> a{};  ///< slope / sqrt(var + eps), from load()

@@ -5,11 +5,13 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/affine.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Bias {
+  static constexpr std::string_view ncnn_type = "Bias";  ///< its type in .param files
   int bias_data_size = 0;          ///< ncnn 0=bias_data_size
   std::vector<float> bias_data{};  ///< weights, bias_data_size values
 

@@ -12,6 +12,7 @@
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <utility>
 
 namespace infer::layers {
@@ -138,6 +139,7 @@ BroadcastLayout broadcast_layout(const Mat& m, int out_dims, const Shape& other)
 }  // namespace detail
 
 struct BinaryOp {
+  static constexpr std::string_view ncnn_type = "BinaryOp";  ///< its type in .param files
   int op_type = 0;      ///< ncnn 0=op_type: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min, 6 pow,
                         ///< 7 rsub, 8 rdiv, 9 rpow, 10 atan2, 11 ratan2 (r: operands swapped)
   int with_scalar = 0;  ///< ncnn 1=with_scalar: 1 takes one blob and uses b as the second operand

@@ -7,10 +7,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Clip {
+  static constexpr std::string_view ncnn_type = "Clip";  ///< its type in .param files
   float min = -3.4028235e38f;  ///< ncnn 0=min
   float max = 3.4028235e38f;   ///< ncnn 1=max
 

@@ -10,11 +10,13 @@
 #include <infer/layers/detail/remap.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Concat {
+  static constexpr std::string_view ncnn_type = "Concat";  ///< its type in .param files
   int axis = 0;  ///< ncnn 0=axis
 
   using storage = all_storage;

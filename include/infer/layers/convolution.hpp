@@ -20,6 +20,7 @@
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,7 @@ namespace infer::layers {
 /// `Convolution{.num_output = 16, .kernel_w = 3, .pad_left = 1, ...}` is a 3x3 convolution with
 /// 1 pad on every side, as the .param keys 0=16 1=3 4=1 are.
 struct Convolution {
+  static constexpr std::string_view ncnn_type = "Convolution";  ///< its type in .param files
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w

@@ -22,6 +22,7 @@
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,7 @@ namespace infer::layers {
 /// Parameters default as in ncnn; those ncnn defaults to another parameter hold kSameAs (see
 /// Convolution).
 struct ConvolutionDepthWise {
+  static constexpr std::string_view ncnn_type = "ConvolutionDepthWise";  ///< its type in .param files
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w

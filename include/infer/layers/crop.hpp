@@ -11,11 +11,13 @@
 #include <infer/layers/detail/remap.hpp>
 #include <infer/shape.hpp>
 #include <infer/small_vector.hpp>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Crop {
+  static constexpr std::string_view ncnn_type = "Crop";  ///< its type in .param files
   int woffset = 0;   ///< ncnn 0=woffset
   int hoffset = 0;   ///< ncnn 1=hoffset
   int doffset = 0;   ///< ncnn 13=doffset

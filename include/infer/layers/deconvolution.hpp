@@ -18,6 +18,7 @@
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -406,6 +407,7 @@ Status deconv_forward(const L& l, int group, const char* name, const Mat& bottom
 /// is a 4x4 stride-2 deconvolution cutting 1 from every side, as the .param keys 0=8 1=4 3=2 4=1
 /// are.
 struct Deconvolution {
+  static constexpr std::string_view ncnn_type = "Deconvolution";  ///< its type in .param files
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <infer/layers/deconvolution.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 /// ncnn DeconvolutionDepthWise. As in Deconvolution, the parameters ncnn defaults to another
 /// parameter hold kSameAs.
 struct DeconvolutionDepthWise {
+  static constexpr std::string_view ncnn_type = "DeconvolutionDepthWise";  ///< its type in .param files
   int num_output = 0;          ///< ncnn 0=num_output
   int kernel_w = 0;            ///< ncnn 1=kernel_w
   int dilation_w = 1;          ///< ncnn 2=dilation_w

@@ -7,10 +7,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Dropout {
+  static constexpr std::string_view ncnn_type = "Dropout";  ///< its type in .param files
   float scale = 1.f;  ///< ncnn 0=scale
 
   using storage = all_storage;

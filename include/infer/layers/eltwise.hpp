@@ -10,11 +10,13 @@
 #include <infer/shape.hpp>
 #include <infer/small_vector.hpp>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Eltwise {
+  static constexpr std::string_view ncnn_type = "Eltwise";  ///< its type in .param files
   int op_type = 0;              ///< ncnn 0=op_type: 0 product, 1 sum, 2 max
   SmallVector<float, 64> coeffs{};  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.
                                 ///< Product and max ignore them, as in ncnn.

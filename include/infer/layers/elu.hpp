@@ -7,10 +7,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct ELU {
+  static constexpr std::string_view ncnn_type = "ELU";  ///< its type in .param files
   float alpha = 0.1f;  ///< ncnn 0=alpha
 
   using storage = float_storage;

@@ -6,10 +6,12 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Flatten {
+  static constexpr std::string_view ncnn_type = "Flatten";  ///< its type in .param files
   using storage = all_storage;
   using packs = all_packs;
 

@@ -7,10 +7,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct GELU {
+  static constexpr std::string_view ncnn_type = "GELU";  ///< its type in .param files
   bool fast_gelu = false;  ///< ncnn 0=fast_gelu
 
   using storage = float_storage;

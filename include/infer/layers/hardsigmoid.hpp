@@ -7,10 +7,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct HardSigmoid {
+  static constexpr std::string_view ncnn_type = "HardSigmoid";  ///< its type in .param files
   float alpha = 0.2f;  ///< ncnn 0=alpha
   float beta = 0.5f;   ///< ncnn 1=beta
 

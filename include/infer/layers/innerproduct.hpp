@@ -13,6 +13,7 @@
 #include <infer/layers/detail/activation_param.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 namespace infer::layers {
 
 struct InnerProduct {
+  static constexpr std::string_view ncnn_type = "InnerProduct";  ///< its type in .param files
   int num_output = 0;          ///< ncnn 0=num_output
   int bias_term = 0;           ///< ncnn 1=bias_term
   int weight_data_size = 0;    ///< ncnn 2=weight_data_size: num_input * num_output

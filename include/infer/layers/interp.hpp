@@ -10,11 +10,13 @@
 #include <infer/concepts.hpp>
 #include <infer/kernels/interp.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Interp {
+  static constexpr std::string_view ncnn_type = "Interp";  ///< its type in .param files
   /// ncnn 0=resize_type: 1 nearest, 2 bilinear, 3 bicubic (Keys, a = -0.75, edges replicated);
   /// ncnn's default 0 selects none and is rejected.
   int resize_type = 0;

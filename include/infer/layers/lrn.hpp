@@ -7,11 +7,13 @@
 #include <infer/concepts.hpp>
 #include <infer/kernels/lrn.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct LRN {
+  static constexpr std::string_view ncnn_type = "LRN";  ///< its type in .param files
   /// ncnn 0=region_type: 0 ACROSS_CHANNELS (channels c - local_size/2 .. c + local_size/2, a
   /// window of 2 * (local_size / 2) + 1 channels, n = local_size), 1 WITHIN_CHANNEL (a
   /// local_size x local_size window starting local_size/2 before the pixel, n = local_size^2);

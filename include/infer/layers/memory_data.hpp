@@ -8,11 +8,13 @@
 #include <infer/io/model_bin.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct MemoryData {
+  static constexpr std::string_view ncnn_type = "MemoryData";  ///< its type in .param files
   int w = 0;  ///< ncnn 0=w
   int h = 0;  ///< ncnn 1=h: 0 makes the blob 1-D
   int d = 0;  ///< ncnn 11=d: nonzero makes the blob 4-D

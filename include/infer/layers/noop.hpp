@@ -4,10 +4,12 @@
 #include <infer/concepts.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Noop {
+  static constexpr std::string_view ncnn_type = "Noop";  ///< its type in .param files
   using storage = all_storage;
   using packs = all_packs;
 

@@ -11,12 +11,14 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/remap.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace infer::layers {
 
 struct Padding {
+  static constexpr std::string_view ncnn_type = "Padding";  ///< its type in .param files
   int top = 0;                        ///< ncnn 0=top
   int bottom = 0;                     ///< ncnn 1=bottom
   int left = 0;                       ///< ncnn 2=left

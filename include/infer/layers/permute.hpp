@@ -52,6 +52,7 @@ void permute_copy(const Mat& src, Mat& dst, const std::array<int, 4>& from, int 
 }  // namespace detail
 
 struct Permute {
+  static constexpr std::string_view ncnn_type = "Permute";  ///< its type in .param files
   int order_type = 0;  ///< ncnn 0=order_type: an index into orders(dims)
 
   using storage = all_storage;

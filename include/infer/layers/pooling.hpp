@@ -11,6 +11,7 @@
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 
 namespace infer::layers {
 
@@ -18,6 +19,7 @@ namespace infer::layers {
 /// `Pooling{.kernel_w = 3, .stride_w = 2, .pad_left = 1}` pools 3x3 windows with stride 2 and
 /// 1 pad on every side, as the .param keys 1=3 2=2 3=1 do.
 struct Pooling {
+  static constexpr std::string_view ncnn_type = "Pooling";  ///< its type in .param files
   int pooling_type = 0;    ///< ncnn 0=pooling_type: 0 max, 1 average
   int kernel_w = 0;        ///< ncnn 1=kernel_w
   int stride_w = 1;        ///< ncnn 2=stride_w

@@ -13,11 +13,13 @@
 #include <infer/small_vector.hpp>
 #include <infer/kernels/reduction.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Reduction {
+  static constexpr std::string_view ncnn_type = "Reduction";  ///< its type in .param files
   /// ncnn 0=operation: 0 SUM, 1 ASUM, 2 SUMSQ, 3 MEAN, 4 MAX, 5 MIN, 6 PROD, 7 L1 (= ASUM),
   /// 8 L2 (sqrt of SUMSQ), 9 LogSum (log of SUM), 10 LogSumExp (log of the sum of exp, as ncnn
   /// without subtracting the maximum first).

@@ -6,10 +6,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct ReLU {
+  static constexpr std::string_view ncnn_type = "ReLU";  ///< its type in .param files
   float slope = 0.f;  ///< ncnn 0=slope; 0 is plain ReLU, otherwise leaky ReLU
 
   using storage = all_storage;

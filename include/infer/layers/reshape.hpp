@@ -7,10 +7,12 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Reshape {
+  static constexpr std::string_view ncnn_type = "Reshape";  ///< its type in .param files
   /// An extent's special values (ncnn's "reshape flag").
   static constexpr int kKeep = 0;     ///< the input's extent on the same axis
   static constexpr int kInfer = -1;   ///< whatever makes the total come out right (one axis only)

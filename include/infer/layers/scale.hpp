@@ -9,11 +9,13 @@
 #include <infer/layers/detail/affine.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Scale {
+  static constexpr std::string_view ncnn_type = "Scale";  ///< its type in .param files
   int scale_data_size = 0;          ///< ncnn 0=scale_data_size; -233: the scale is the second input
   bool bias_term = false;           ///< ncnn 1=bias_term
   std::vector<float> scale_data{};  ///< weights, scale_data_size values

@@ -5,10 +5,12 @@
 #include <infer/concepts.hpp>
 #include <infer/layers/detail/relayout.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct ShuffleChannel {
+  static constexpr std::string_view ncnn_type = "ShuffleChannel";  ///< its type in .param files
   int group = 1;    ///< ncnn 0=group; must divide the channel count
   int reverse = 0;  ///< ncnn 1=reverse; nonzero undoes the shuffle of the same group
 

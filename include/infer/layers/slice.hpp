@@ -10,11 +10,13 @@
 #include <infer/shape.hpp>
 #include <infer/small_vector.hpp>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace infer::layers {
 
 struct Slice {
+  static constexpr std::string_view ncnn_type = "Slice";  ///< its type in .param files
   /// ncnn 0=slices: the size of each output along `axis`; -233 takes an even share of what is
   /// left, (extent - used) / (outputs left). One entry per output; they must add up to the extent.
   SmallVector<int, 64> slices{};

@@ -8,10 +8,12 @@
 #include <infer/concepts.hpp>
 #include <infer/kernels/softmax.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Softmax {
+  static constexpr std::string_view ncnn_type = "Softmax";  ///< its type in .param files
   int axis = 0;  ///< ncnn 0=axis, counted outermost first (c, d, h, w); negative from the end
   // ncnn 1=fixbug0 is not a member: it told old files (wrong 3-D axis numbering) from fixed ones,
   // ncnn now rejects the old ones, so the fixed numbering above is the only one.

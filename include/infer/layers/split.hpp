@@ -6,10 +6,12 @@
 #include <infer/layers/detail/remap.hpp>
 #include <infer/shape.hpp>
 #include <span>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Split {
+  static constexpr std::string_view ncnn_type = "Split";  ///< its type in .param files
   using storage = all_storage;
   using packs = all_packs;
   /// Every output is the input itself: a graph gives them the input's memory and runs nothing.

@@ -7,10 +7,12 @@
 #include <infer/kernels/activation.hpp>
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
+#include <string_view>
 
 namespace infer::layers {
 
 struct Swish {
+  static constexpr std::string_view ncnn_type = "Swish";  ///< its type in .param files
   using storage = float_storage;
   using packs = all_packs;
 

@@ -94,6 +94,10 @@ struct NetContext::Impl {
     bufs.resize(p.buffers.size());
     for (std::size_t b = 0; b < p.buffers.size(); ++b) {
       const graph::BufferDesc& d = p.buffers[b];
+      if (d.device != graph::Device::cpu) {  // in the GPU's arena, not the host's
+        bufs[b] = Mat();
+        continue;
+      }
       bufs[b] = Mat::wrap(static_cast<char*>(arena) + d.offset, d.shape, d.type, d.pack,
                           packed_layout(d.shape, d.type, d.pack).cstep);
     }
@@ -503,7 +507,12 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     const auto start = x.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     Status r;
     std::string_view what;
-    if (s.kind == graph::StepDesc::cast) {
+    if (s.device != graph::Device::cpu) {
+      // The composer places steps on the GPU for a Vulkan target (print the plan to see where);
+      // running them needs the Vulkan executor, which infer::Net does not have yet.
+      what = s.kind == graph::StepDesc::layer ? net.spec_of(s.node).name : "transfer";
+      r = make_error("runs on the GPU; infer::Net has no Vulkan executor yet (use a CPU target)");
+    } else if (s.kind == graph::StepDesc::cast) {
       what = "cast";
       r = cast(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.type, x.opt);
     } else if (s.kind == graph::StepDesc::repack) {
@@ -546,8 +555,9 @@ INFER_NET_FUNC std::string NetBase::step_text(const Compiled& c, std::size_t k) 
   const graph::BufferDesc& out = c.plan.buffers[std::size_t(s.out[0])];
   const std::string what =
       s.kind == graph::StepDesc::cast ? std::string("cast")
-      : s.kind == graph::StepDesc::repack
-          ? std::string("repack")
+      : s.kind == graph::StepDesc::repack   ? std::string("repack")
+      : s.kind == graph::StepDesc::upload   ? std::string("upload")
+      : s.kind == graph::StepDesc::download ? std::string("download")
           : fmt::format("{} '{}'", spec_of(s.node).type, spec_of(s.node).name);
   return fmt::format("{} p{} -> {}x{}x{} p{}", what, s.pack, out.shape.w, out.shape.h,
                      out.shape.c, out.pack);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <string_view>
 #include <infer/vulkan/command.hpp>
 #include <infer/vulkan/pipeline.hpp>
 #include <infer_shaders/activation_f16.hpp>
@@ -11,19 +12,24 @@
 
 namespace infer::vk {
 
-/// Activation kinds of shaders/activation.comp: ncnn's 1..6, then Swish, TanH, HardSigmoid.
-enum class Activation { relu = 1, leaky_relu = 2, clip = 3, sigmoid = 4, mish = 5, hardswish = 6,
+/// Activation kinds of shaders/activation.glsl: none, ncnn's 1..6, then Swish, TanH, HardSigmoid.
+enum class Activation { none = 0, relu = 1, leaky_relu = 2, clip = 3, sigmoid = 4, mish = 5, hardswish = 6,
                         swish = 7, tanh = 8, hardsigmoid = 9 };
+
+/// Whether the shaders can read and write `type` on ctx's device (f32; f16 with 16-bit storage).
+inline Status check_storage(const Context& ctx, ElemType type, std::string_view what) {
+  if (type != ElemType::f32 && type != ElemType::f16)
+    return make_error("{}: storage {} is not f32 or f16", what, to_string(type));
+  if (type == ElemType::f16 && !ctx.info().fp16_storage)
+    return make_error("{}: {} has no 16-bit storage (storageBuffer16BitAccess) for an f16 blob",
+                      what, ctx.info().name);
+  return {};
+}
 
 /// Records `act` (parameters p0, p1 as the shader reads them) over `blob` in place.
 inline Status record_activation(Command& cmd, PipelineCache& cache, const VkMat& blob,
                                 Activation act, float p0 = 0.f, float p1 = 0.f) {
-  if (blob.type() != ElemType::f32 && blob.type() != ElemType::f16)
-    return make_error("Vulkan activation: storage {} is not f32 or f16", to_string(blob.type()));
-  if (blob.type() == ElemType::f16 && !cmd.context().info().fp16_storage)
-    return make_error("Vulkan activation: {} has no 16-bit storage (storageBuffer16BitAccess) "
-                      "for an f16 blob",
-                      cmd.context().info().name);
+  INFER_TRY(check_storage(cmd.context(), blob.type(), "Vulkan activation"));
   const bool f16 = blob.type() == ElemType::f16;
   const ShaderCode code{f16 ? "activation.comp (f16)" : "activation.comp (f32)",
                         f16 ? std::span<const std::uint32_t>(shaders::activation_f16)

@@ -1,0 +1,97 @@
+// The convolution kernel on the GPU (shaders/convolution.comp), the portable direct form: any
+// window, stride, dilation, groups and zero padding, input and output at pack 1 or 4, bias and an
+// activation in the epilogue, f32 or f16 storage. The GPU Convolution and ConvolutionDepthWise
+// forwards record it; a cooperative-matrix implicit GEMM is the fast path beside it.
+#pragma once
+
+#include <infer/vulkan/activation.hpp>
+#include <infer/vulkan/command.hpp>
+#include <infer/vulkan/pipeline.hpp>
+#include <infer_shaders/convolution_f16.hpp>
+#include <infer_shaders/convolution_f32.hpp>
+
+namespace infer::vk {
+
+/// A convolution's window and epilogue, the padding resolved (left and top; the output's extent
+/// says where the right and bottom end).
+struct ConvolutionParams {
+  int kernel_w = 1, kernel_h = 1;
+  int dilation_w = 1, dilation_h = 1;
+  int stride_w = 1, stride_h = 1;
+  int pad_left = 0, pad_top = 0;
+  int group = 1;
+  Activation act = Activation::none;  ///< applied to the sum plus bias before the store
+  float p0 = 0.f, p1 = 0.f;           ///< the activation's parameters
+};
+
+/// Records top = act(conv(bottom, weights) + bias). Blobs are 3-D, of one storage type (weights
+/// and bias too, 1-D at pack 1); weights hold outc * (c / group) * kernel_h * kernel_w values in
+/// ncnn's order; `bias` may be null. Mismatched shapes, types or counts are errors naming them.
+inline Status record_convolution(Command& cmd, PipelineCache& cache, const VkMat& bottom,
+                                 const VkMat& top, const VkMat& weights, const VkMat* bias,
+                                 const ConvolutionParams& cp) {
+  const Shape& in = bottom.shape();
+  const Shape& out = top.shape();
+  if (in.dims != 3 || out.dims != 3)
+    return make_error("Vulkan convolution: blobs must be 3-D, got {}-D input and {}-D output",
+                      in.dims, out.dims);
+  for (const VkMat* m : {&top, &weights, bias})
+    if (m && m->type() != bottom.type())
+      return make_error("Vulkan convolution: storage types differ ({} and {})",
+                        to_string(bottom.type()), to_string(m->type()));
+  INFER_TRY(check_storage(cmd.context(), bottom.type(), "Vulkan convolution"));
+  for (int pack : {bottom.elempack(), top.elempack()})
+    if (pack != 1 && pack != 4)
+      return make_error("Vulkan convolution: pack {} (the kernel reads packs 1 and 4)", pack);
+  if (cp.kernel_w < 1 || cp.kernel_h < 1 || cp.dilation_w < 1 || cp.dilation_h < 1 ||
+      cp.stride_w < 1 || cp.stride_h < 1)
+    return make_error("Vulkan convolution: kernel {}x{}, dilation {}x{}, stride {}x{} must be >= 1",
+                      cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h, cp.stride_w,
+                      cp.stride_h);
+  if (cp.group < 1 || in.c % cp.group != 0 || out.c % cp.group != 0)
+    return make_error("Vulkan convolution: group {} must divide {} input and {} output channels",
+                      cp.group, in.c, out.c);
+  const std::size_t taps = std::size_t(out.c) * std::size_t(in.c / cp.group) *
+                           std::size_t(cp.kernel_h) * std::size_t(cp.kernel_w);
+  if (weights.shape().total() != taps)
+    return make_error("Vulkan convolution: {} weights, expected {} ({} outputs x {} inputs per "
+                      "group x {}x{})",
+                      weights.shape().total(), taps, out.c, in.c / cp.group, cp.kernel_w,
+                      cp.kernel_h);
+  if (bias && bias->shape().total() != std::size_t(out.c))
+    return make_error("Vulkan convolution: {} bias values for {} output channels",
+                      bias->shape().total(), out.c);
+  // The shader indexes with 32-bit ints; the z dimension of a dispatch is only guaranteed 65535.
+  for (const VkMat* m : {&bottom, &top, &weights})
+    if (m->total() * std::size_t(m->elempack()) > 0x7FFFFFFFu)
+      return make_error("Vulkan convolution: a blob of {} values is beyond 2^31",
+                        m->total() * std::size_t(m->elempack()));
+  if (out.c > 65535)
+    return make_error("Vulkan convolution: {} output channels, at most 65535", out.c);
+  const bool f16 = bottom.type() == ElemType::f16;
+  const ShaderCode code{f16 ? "convolution.comp (f16)" : "convolution.comp (f32)",
+                        f16 ? std::span<const std::uint32_t>(shaders::convolution_f16)
+                            : std::span<const std::uint32_t>(shaders::convolution_f32),
+                        4, 10 * 4};
+  const SpecValue spec[] = {
+      SpecValue::of(3, cp.kernel_w),      SpecValue::of(4, cp.kernel_h),
+      SpecValue::of(5, cp.dilation_w),    SpecValue::of(6, cp.dilation_h),
+      SpecValue::of(7, cp.stride_w),      SpecValue::of(8, cp.stride_h),
+      SpecValue::of(9, cp.group),         SpecValue::of(10, bottom.elempack()),
+      SpecValue::of(11, top.elempack()),  SpecValue::of(12, bias ? 1 : 0),
+      SpecValue::of(13, int(cp.act)),     SpecValue::of(14, cp.p0),
+      SpecValue::of(15, cp.p1)};
+  constexpr std::uint32_t kLocal[3] = {8, 8, 1};
+  auto p = cache.get(code, {kLocal[0], kLocal[1], kLocal[2]}, spec);
+  INFER_TRY(p);
+  const std::int32_t push[10] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
+                                 out.w, out.h, out.c, std::int32_t(top.cstep()),
+                                 cp.pad_left, cp.pad_top};
+  // The bias binding must name a buffer even without a bias: the weights stand in, unread.
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights};
+  return cmd.dispatch(**p, blobs, std::as_bytes(std::span(push)),
+                      {(std::uint32_t(out.w) + kLocal[0] - 1) / kLocal[0],
+                       (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1], std::uint32_t(out.c)});
+}
+
+}  // namespace infer::vk

@@ -1,0 +1,202 @@
+// The composer on a Vulkan target (no GPU needed: the passes are plain functions over a graph
+// description): which steps run where, uploads and downloads only where a blob crosses (once per
+// blob and format), conversions on the right side of a transfer, the GPU's own arena, and the
+// printed plan naming the device of every step. Also at compile time (static_assert).
+#include <catch2/catch.hpp>
+#include <infer/graph/compose.hpp>
+#include <infer/graph/print.hpp>
+
+#include "support/plan_checks.hpp"
+
+using namespace infer;
+using graph::Device;
+using graph::StepDesc;
+
+namespace {
+
+/// A one-blob node reading `in`, writing `out`; `gpu` says whether its layer has a GPU forward.
+constexpr graph::NodeDesc make_node(graph::GraphDesc& d, std::string_view name, std::string_view in,
+                                    std::string_view out, bool gpu, bool inplace = false) {
+  graph::NodeDesc n;
+  n.type = gpu ? "GpuLayer" : "CpuLayer";
+  n.name = name;
+  n.in = {d.blob_id(in)};
+  n.out = {d.blob_id(out)};
+  n.storage = (1u << unsigned(ElemType::f32)) | (1u << unsigned(ElemType::f16));
+  n.packs = 1u | 4u | 8u | 16u;
+  n.one_blob = true;
+  n.inplace = inplace;
+  n.vulkan = gpu;
+  return n;
+}
+
+/// in -> a (gpu) -> b (gpu, in place) -> c (cpu only) -> d (gpu) -> out; `e` (gpu) also reads c.
+constexpr graph::GraphDesc mixed_graph(int channels) {
+  graph::GraphDesc d;
+  d.inputs.push_back(d.blob_id("in"));
+  d.input_shapes.push_back(Shape::of(5, 3, channels));
+  d.nodes.push_back(make_node(d, "a", "in", "a", true));
+  d.nodes.push_back(make_node(d, "b", "a", "b", true, true));
+  d.nodes.push_back(make_node(d, "c", "b", "c", false));
+  d.nodes.push_back(make_node(d, "d", "c", "d", true));
+  d.nodes.push_back(make_node(d, "e", "c", "e", true));
+  d.outputs.push_back(d.blob_id("d"));
+  d.outputs.push_back(d.blob_id("e"));
+  return d;
+}
+
+constexpr auto same_shape_fn = [](int, std::span<const Shape> in, std::span<Shape> out) {
+  return same_shape(in, out);
+};
+
+constexpr graph::Plan plan_for(graph::Target t, int channels = 16) {
+  return graph::compose(mixed_graph(channels), t, same_shape_fn);
+}
+
+constexpr graph::Target gpu_target() {
+  graph::Target t;
+  t.device = Device::vulkan;
+  return t;
+}
+
+/// The kinds of the plan's steps, one letter each: L layer, C cast, R repack, U upload, D download.
+constexpr int count_kind(const graph::Plan& p, StepDesc::Kind k) {
+  int n = 0;
+  for (const StepDesc& s : p.steps) n += s.kind == k;
+  return n;
+}
+
+// At compile time: two uploads (the input; c's output for d and e, shared), two downloads (b's
+// output for c; d and e as graph outputs, one each).
+static_assert(plan_for(gpu_target()).error.ok());
+static_assert(count_kind(plan_for(gpu_target()), StepDesc::upload) == 2);
+static_assert(count_kind(plan_for(gpu_target()), StepDesc::download) == 3);
+static_assert(plan_for(gpu_target()).gpu_arena_bytes > 0);
+static_assert(count_kind(plan_for(graph::Target{}), StepDesc::upload) == 0);
+static_assert(plan_for(graph::Target{}).gpu_arena_bytes == 0);
+
+std::string kinds(const graph::Plan& p) {
+  std::string k;
+  for (const StepDesc& s : p.steps) k += "LCRUD"[int(s.kind)];
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("a Vulkan target places GPU layers on the GPU and transfers at the borders",
+          "[graph][gpu]") {
+  const graph::Plan p = plan_for(gpu_target());
+  INFO(graph::format_plan(p));
+  REQUIRE(p.error.ok());
+  // in (f32 p1, host) -> cast f16, repack p4, upload -> a, b on the GPU -> download -> cast f32
+  // (c runs at the CPU's f32 default) and repack to the CPU's widest pack -> c -> cast f16, repack
+  // p4, upload -> d, e on the GPU -> each downloaded, cast to f32 and repacked to p1.
+  for (const StepDesc& s : p.steps) {
+    CAPTURE(graph::detail::step_title(p, s));
+    if (s.kind == StepDesc::layer) {
+      const bool gpu = p.desc.nodes[std::size_t(s.node)].vulkan;
+      CHECK(s.device == (gpu ? Device::vulkan : Device::cpu));
+      CHECK(s.type == (gpu ? ElemType::f16 : ElemType::f32));
+      if (gpu) CHECK(s.pack == 4);
+    }
+    // Every step reads and writes buffers on its own side, transfers from one side to the other.
+    for (int b : s.in) {
+      const Device want = s.kind == StepDesc::upload ? Device::cpu : s.kind == StepDesc::download
+                                                                         ? Device::vulkan
+                                                                         : s.device;
+      CHECK(p.buffers[std::size_t(b)].device == want);
+    }
+    for (int b : s.out) {
+      const Device want = s.kind == StepDesc::upload     ? Device::vulkan
+                          : s.kind == StepDesc::download ? Device::cpu
+                                                         : s.device;
+      CHECK(p.buffers[std::size_t(b)].device == want);
+    }
+    // A transfer copies bytes: the same type and pack on both sides.
+    if (s.kind == StepDesc::upload || s.kind == StepDesc::download) {
+      const graph::BufferDesc &from = p.buffers[std::size_t(s.in[0])],
+                              &to = p.buffers[std::size_t(s.out[0])];
+      CHECK(from.type == to.type);
+      CHECK(from.pack == to.pack);
+      CHECK(from.blob == to.blob);
+    }
+    // No conversion runs on the GPU here: the GPU side keeps one format (f16 p4).
+    if (s.kind == StepDesc::cast || s.kind == StepDesc::repack) CHECK(s.device == Device::cpu);
+  }
+  CHECK(count_kind(p, StepDesc::upload) == 2);
+  CHECK(count_kind(p, StepDesc::download) == 3);
+  // b runs in place on a's buffer, on the GPU.
+  const auto b = std::find_if(p.steps.begin(), p.steps.end(), [&](const StepDesc& s) {
+    return s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == "b";
+  });
+  REQUIRE(b != p.steps.end());
+  CHECK(b->inplace);
+  // The outputs leave as f32 pack 1 on the host.
+  for (int o : p.output_buffers) {
+    CHECK(p.buffers[std::size_t(o)].device == Device::cpu);
+    CHECK(p.buffers[std::size_t(o)].type == ElemType::f32);
+    CHECK(p.buffers[std::size_t(o)].pack == 1);
+  }
+  test::check_no_overlap(p);
+  CHECK(p.gpu_lower_bound <= p.gpu_arena_bytes);
+  CHECK(p.lower_bound <= p.arena_bytes);
+}
+
+TEST_CASE("the printed plan names each step's device", "[graph][gpu]") {
+  const graph::Plan p = plan_for(gpu_target());
+  const std::string text = graph::format_plan(p);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("upload -> gpu"));
+  CHECK_THAT(text, Catch::Contains("download -> cpu"));
+  CHECK_THAT(text, Catch::Contains("GpuLayer 'a'"));
+  CHECK_THAT(text, Catch::Contains("[gpu]"));
+  CHECK_THAT(text, Catch::Contains("gpu arena"));
+  CHECK_THAT(text, Catch::Contains("a[5x3x16 f16 p4 gpu]"));
+  const std::string dot = graph::to_dot(p);
+  CHECK_THAT(dot, Catch::Contains("color=darkgreen"));
+  // The CPU-only layer's line has no GPU mark.
+  const std::size_t c = text.find("CpuLayer 'c'");
+  REQUIRE(c != std::string::npos);
+  const std::string line = text.substr(c, text.find('\n', c) - c);
+  CHECK_THAT(line, !Catch::Contains("[gpu]"));
+}
+
+TEST_CASE("a Vulkan target with f32 storage and pack 1, and odd channel counts", "[graph][gpu]") {
+  graph::Target t = gpu_target();
+  t.gpu_storage = ElemType::f32;
+  t.gpu_max_pack = 1;
+  const graph::Plan p = plan_for(t);
+  INFO(graph::format_plan(p));
+  REQUIRE(p.error.ok());
+  // The input goes up as it is: no conversion before the first upload.
+  CHECK(kinds(p).rfind("UL", 0) == 0);
+  for (const StepDesc& s : p.steps)
+    if (s.device == Device::vulkan && s.kind == StepDesc::layer) {
+      CHECK(s.type == ElemType::f32);
+      CHECK(s.pack == 1);
+    }
+  test::check_no_overlap(p);
+
+  // 7 channels: pack 4 does not divide them, so the GPU runs at pack 1.
+  const graph::Plan odd = plan_for(gpu_target(), 7);
+  INFO(graph::format_plan(odd));
+  REQUIRE(odd.error.ok());
+  for (const StepDesc& s : odd.steps)
+    if (s.device == Device::vulkan && s.kind == StepDesc::layer) CHECK(s.pack == 1);
+  test::check_no_overlap(odd);
+}
+
+TEST_CASE("every layer on the GPU: one upload, one download per output", "[graph][gpu]") {
+  graph::GraphDesc d;
+  d.inputs.push_back(d.blob_id("in"));
+  d.input_shapes.push_back(Shape::of(9, 9, 32));
+  d.nodes.push_back(make_node(d, "a", "in", "a", true));
+  d.nodes.push_back(make_node(d, "b", "a", "b", true, true));
+  d.nodes.push_back(make_node(d, "c", "b", "c", true));
+  d.outputs.push_back(d.blob_id("c"));
+  const graph::Plan p = graph::compose(d, gpu_target(), same_shape_fn);
+  INFO(graph::format_plan(p));
+  REQUIRE(p.error.ok());
+  CHECK(kinds(p) == "CRULLLDCR");
+  test::check_no_overlap(p);
+}

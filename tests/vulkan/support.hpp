@@ -1,0 +1,63 @@
+// What the Vulkan tests share: the device, host Mats of a reference tensor at any type and pack,
+// and a round trip (upload, record, download) through device memory.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <infer/convert.hpp>
+#include <infer/vulkan/buffer.hpp>
+#include <infer/vulkan/command.hpp>
+#include <infer/vulkan/context.hpp>
+#include <infer/vulkan/transfer.hpp>
+#include <random>
+
+#include "support/ref_tensor.hpp"
+
+namespace infer::vk::test {
+
+/// The device the tests run on (set by main before any test).
+inline infer::vk::Context* g_ctx = nullptr;
+
+/// A host Mat of `shape` at (type, pack) holding `values` (logical order, c-h-w).
+inline infer::Mat host_mat(const infer::test::RefTensor& t, infer::ElemType type, int pack) {
+  infer::Mat f32 = infer::test::to_mat(t), out;
+  REQUIRE(infer::convert(f32, out, type, pack, infer::Option{}).ok());
+  REQUIRE(out.elempack() == pack);
+  return out;
+}
+
+inline infer::test::RefTensor random_tensor(infer::Shape s, unsigned seed, float lo = -3.f, float hi = 3.f) {
+  infer::test::RefTensor t(s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (float& v : t.v) v = d(rng);
+  return t;
+}
+
+/// Uploads `host`, runs `record` on the device copy, downloads it.
+template <class F>
+inline infer::Mat round_trip(const infer::Mat& host, F&& record) {
+  infer::vk::Context& ctx = *g_ctx;
+  const std::size_t bytes = host.bytes();
+  auto dev = infer::vk::Buffer::create(ctx, bytes + 256, infer::vk::MemoryKind::device);
+  auto staging = infer::vk::Buffer::create(ctx, 2 * bytes + 256, infer::vk::MemoryKind::staging);
+  REQUIRE(dev.ok());
+  REQUIRE(staging.ok());
+  const infer::vk::VkMat blob(dev->get(), 64, host.shape(), host.type(), host.elempack());
+  auto cmd = infer::vk::Command::create(ctx);
+  REQUIRE(cmd.ok());
+  REQUIRE((*cmd)->begin().ok());
+  REQUIRE(infer::vk::upload(**cmd, host, **staging, 0, blob).ok());
+  REQUIRE((*cmd)->barrier().ok());
+  record(**cmd, blob);
+  REQUIRE((*cmd)->barrier().ok());
+  REQUIRE(infer::vk::download(**cmd, blob, **staging, bytes).ok());
+  REQUIRE((*cmd)->end().ok());
+  const infer::Status ran = (*cmd)->submit_and_wait();
+  INFO((ran.ok() ? std::string() : ran.message()));
+  REQUIRE(ran.ok());
+  infer::Mat out;
+  REQUIRE(infer::vk::read_back(**staging, bytes, blob, out).ok());
+  return out;
+}
+
+}  // namespace infer::vk::test

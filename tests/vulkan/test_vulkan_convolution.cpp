@@ -1,0 +1,236 @@
+// The GPU convolution kernel against a scalar definition (sums in double over the values as
+// stored): 1x1, 3x3 padded, strided, dilated, 5x5 and 7x7 windows, grouped and depthwise, odd
+// channel counts and sizes, with and without bias, fused activations, every pair of input and
+// output packs (1, 4) it reads, f32 and f16 storage; then its errors.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <infer/vulkan/convolution.hpp>
+
+#include "vulkan/support.hpp"
+
+using infer::ElemType;
+using infer::Shape;
+using infer::test::RefTensor;
+using infer::vk::Activation;
+using infer::vk::ConvolutionParams;
+using infer::vk::test::g_ctx;
+using infer::vk::test::host_mat;
+using infer::vk::test::random_tensor;
+
+namespace {
+
+struct Case {
+  int c, outc, w, h;
+  ConvolutionParams p;
+  bool bias = true;
+};
+
+/// The output extent along one axis: taps that start inside the padded input.
+int out_extent(int in, int kernel, int dilation, int stride, int pad_begin, int pad_end) {
+  return (in + pad_begin + pad_end - (dilation * (kernel - 1) + 1)) / stride + 1;
+}
+
+float activate(const ConvolutionParams& p, double x) {
+  switch (p.act) {
+    case Activation::relu:
+    case Activation::leaky_relu:
+      return float(x > 0 ? x : x * p.p0);
+    case Activation::clip:
+      return float(std::min(std::max(x, double(p.p0)), double(p.p1)));
+    case Activation::hardswish:
+      return float(x * std::min(std::max(x * p.p0 + p.p1, 0.0), 1.0));
+    case Activation::sigmoid:
+      return float(1 / (1 + std::exp(-x)));
+    default:
+      return float(x);
+  }
+}
+
+RefTensor reference(const RefTensor& in, const std::vector<float>& weights,
+                    const std::vector<float>& bias, int outc, int outw, int outh,
+                    const ConvolutionParams& p) {
+  RefTensor out(Shape::of(outw, outh, outc));
+  const int per_in = in.shape.c / p.group, per_out = outc / p.group;
+  for (int oc = 0; oc < outc; ++oc)
+    for (int y = 0; y < outh; ++y)
+      for (int x = 0; x < outw; ++x) {
+        double sum = bias.empty() ? 0.0 : bias[std::size_t(oc)];
+        for (int k = 0; k < per_in; ++k) {
+          const int ic = (oc / per_out) * per_in + k;
+          for (int ky = 0; ky < p.kernel_h; ++ky)
+            for (int kx = 0; kx < p.kernel_w; ++kx) {
+              const int ix = x * p.stride_w - p.pad_left + kx * p.dilation_w;
+              const int iy = y * p.stride_h - p.pad_top + ky * p.dilation_h;
+              if (ix < 0 || iy < 0 || ix >= in.shape.w || iy >= in.shape.h) continue;
+              const std::size_t wi =
+                  ((std::size_t(oc) * per_in + k) * p.kernel_h + ky) * p.kernel_w + kx;
+              sum += double(in.at(ix, iy, 0, ic)) * weights[wi];
+            }
+        }
+        out.at(x, y, 0, oc) = activate(p, sum);
+      }
+  return out;
+}
+
+/// Values rounded as `type` stores them.
+std::vector<float> stored(const std::vector<float>& v, ElemType type) {
+  if (type == ElemType::f32) return v;
+  std::vector<float> r(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) r[i] = infer::f16_to_f32(infer::f32_to_f16(v[i]));
+  return r;
+}
+
+/// Runs one case on the device at (type, in_pack, out_pack); returns the output as f32.
+RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& weights,
+                  const std::vector<float>& bias, int outw, int outh, ElemType type, int in_pack,
+                  int out_pack, infer::vk::PipelineCache& cache) {
+  infer::vk::Context& ctx = *g_ctx;
+  const infer::Mat host_in = host_mat(in, type, in_pack);
+  RefTensor wt(Shape::of(int(weights.size()))), bt(Shape::of(std::max<int>(1, int(bias.size()))));
+  wt.v = weights;
+  if (!bias.empty()) bt.v = bias;
+  const infer::Mat host_w = host_mat(wt, type, 1), host_b = host_mat(bt, type, 1);
+  const Shape out_shape = Shape::of(outw, outh, k.outc);
+  const std::size_t out_bytes = infer::packed_layout(out_shape, type, out_pack).bytes;
+  const std::size_t total = host_in.bytes() + host_w.bytes() + host_b.bytes() + out_bytes + 1024;
+  auto dev = infer::vk::Buffer::create(ctx, total, infer::vk::MemoryKind::device);
+  auto staging = infer::vk::Buffer::create(ctx, total, infer::vk::MemoryKind::staging);
+  REQUIRE(dev.ok());
+  REQUIRE(staging.ok());
+  std::size_t at = 0;
+  auto place = [&](const Shape& s, int pack, std::size_t bytes) {
+    const infer::vk::VkMat m(dev->get(), at, s, type, pack);
+    at += (bytes + 255) / 256 * 256;
+    return m;
+  };
+  const infer::vk::VkMat d_in = place(host_in.shape(), in_pack, host_in.bytes());
+  const infer::vk::VkMat d_w = place(host_w.shape(), 1, host_w.bytes());
+  const infer::vk::VkMat d_b = place(host_b.shape(), 1, host_b.bytes());
+  const infer::vk::VkMat d_out = place(out_shape, out_pack, out_bytes);
+  auto cmd = infer::vk::Command::create(ctx);
+  REQUIRE(cmd.ok());
+  REQUIRE((*cmd)->begin().ok());
+  std::size_t staged = 0;
+  for (auto [h, d] : {std::pair{&host_in, &d_in}, std::pair{&host_w, &d_w}, std::pair{&host_b, &d_b}}) {
+    REQUIRE(infer::vk::upload(**cmd, *h, **staging, staged, *d).ok());
+    staged += (h->bytes() + 255) / 256 * 256;
+  }
+  REQUIRE((*cmd)->barrier().ok());
+  const infer::Status rec = infer::vk::record_convolution(**cmd, cache, d_in, d_out, d_w,
+                                                          k.bias ? &d_b : nullptr, k.p);
+  INFO((rec.ok() ? std::string() : rec.message()));
+  REQUIRE(rec.ok());
+  REQUIRE((*cmd)->barrier().ok());
+  REQUIRE(infer::vk::download(**cmd, d_out, **staging, 0).ok());
+  REQUIRE((*cmd)->end().ok());
+  const infer::Status ran = (*cmd)->submit_and_wait();
+  INFO((ran.ok() ? std::string() : ran.message()));
+  REQUIRE(ran.ok());
+  infer::Mat out;
+  REQUIRE(infer::vk::read_back(**staging, 0, d_out, out).ok());
+  return infer::test::from_mat(out);
+}
+
+}  // namespace
+
+TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolution]") {
+  auto conv = [](int kw, int kh, int dil, int stride, int pad, int group, Activation act = {},
+                 float p0 = 0.f, float p1 = 0.f) {
+    ConvolutionParams p;
+    p.kernel_w = kw;
+    p.kernel_h = kh;
+    p.dilation_w = p.dilation_h = dil;
+    p.stride_w = p.stride_h = stride;
+    p.pad_left = p.pad_top = pad;
+    p.group = group;
+    p.act = act;
+    p.p0 = p0;
+    p.p1 = p1;
+    return p;
+  };
+  const Case cases[] = {
+      {8, 12, 7, 5, conv(1, 1, 1, 1, 0, 1)},
+      {4, 8, 9, 7, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
+      {3, 16, 11, 9, conv(3, 3, 1, 2, 1, 1, Activation::leaky_relu, 0.1f)},  // RGB first layer
+      {8, 4, 12, 10, conv(3, 3, 2, 1, 2, 1, Activation::clip, -0.5f, 0.5f)},
+      {5, 7, 9, 8, conv(5, 5, 1, 1, 2, 1), false},                        // odd channels
+      {4, 8, 15, 13, conv(7, 7, 1, 2, 3, 1, Activation::hardswish, 1.f / 6, 0.5f)},
+      {8, 8, 10, 9, conv(3, 3, 1, 1, 1, 2)},                              // 2 groups
+      {12, 12, 9, 9, conv(3, 3, 1, 2, 1, 12, Activation::sigmoid)},       // depthwise
+      {16, 8, 6, 5, conv(3, 1, 1, 1, 0, 4)},                              // 3x1, 4 groups
+  };
+  infer::vk::PipelineCache cache(*g_ctx);
+  unsigned seed = 1;
+  for (const Case& k : cases) {
+    const ConvolutionParams& p = k.p;
+    const int pad_end = p.pad_left;  // symmetric padding in these cases
+    const int outw = out_extent(k.w, p.kernel_w, p.dilation_w, p.stride_w, p.pad_left, pad_end);
+    const int outh = out_extent(k.h, p.kernel_h, p.dilation_h, p.stride_h, p.pad_top, pad_end);
+    const int per_in = k.c / p.group;
+    for (ElemType type : {ElemType::f32, ElemType::f16}) {
+      if (type == ElemType::f16 && !g_ctx->info().fp16_storage) continue;
+      const RefTensor raw = random_tensor(Shape::of(k.w, k.h, k.c), ++seed);
+      RefTensor in(raw.shape);
+      in.v = stored(raw.v, type);
+      const std::vector<float> weights =
+          stored(random_tensor(Shape::of(k.outc * per_in * p.kernel_w * p.kernel_h), ++seed,
+                               -0.5f, 0.5f).v, type);
+      const std::vector<float> bias =
+          k.bias ? stored(random_tensor(Shape::of(k.outc), ++seed).v, type) : std::vector<float>{};
+      const RefTensor want = reference(in, weights, bias, k.outc, outw, outh, p);
+      for (int in_pack : {1, 4})
+        for (int out_pack : {1, 4}) {
+          if (k.c % in_pack || k.outc % out_pack) continue;
+          const RefTensor got =
+              run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack, cache);
+          REQUIRE(got.v.size() == want.v.size());
+          // f32: sums in another order; f16: the output rounded to 11 bits.
+          const float tol = type == ElemType::f32 ? 1e-4f : 4e-3f;
+          float scale = 1.f;
+          for (float v : want.v) scale = std::max(scale, std::abs(v));
+          std::size_t bad = 0, first = 0;
+          for (std::size_t i = 0; i < want.v.size(); ++i)
+            if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
+          INFO(fmt::format("{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
+                           "in pack {} out pack {}: {} wrong, first at {}: got {} want {}",
+                           p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
+                           int(p.act), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
+                           out_pack, bad, first, got.v[first], want.v[first]));
+          CHECK(bad == 0);
+        }
+    }
+  }
+}
+
+TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan][convolution][errors]") {
+  infer::vk::Context& ctx = *g_ctx;
+  infer::vk::PipelineCache cache(ctx);
+  auto buf = infer::vk::Buffer::create(ctx, 1 << 16, infer::vk::MemoryKind::device);
+  REQUIRE(buf.ok());
+  auto cmd = infer::vk::Command::create(ctx);
+  REQUIRE(cmd.ok());
+  REQUIRE((*cmd)->begin().ok());
+  const infer::vk::VkMat in(buf->get(), 0, Shape::of(5, 5, 4), ElemType::f32, 1);
+  const infer::vk::VkMat out(buf->get(), 4096, Shape::of(3, 3, 6), ElemType::f32, 1);
+  const infer::vk::VkMat w(buf->get(), 8192, Shape::of(6 * 4 * 9), ElemType::f32, 1);
+  const infer::vk::VkMat w_short(buf->get(), 8192, Shape::of(100), ElemType::f32, 1);
+  ConvolutionParams p;
+  p.kernel_w = p.kernel_h = 3;
+  CHECK(infer::vk::record_convolution(**cmd, cache, in, out, w, nullptr, p).ok());
+  auto message = [&](const infer::vk::VkMat& weights, const ConvolutionParams& q) {
+    const infer::Status s = infer::vk::record_convolution(**cmd, cache, in, out, weights, nullptr, q);
+    REQUIRE_FALSE(s.ok());
+    return s.message();
+  };
+  CHECK_THAT(message(w_short, p), Catch::Contains("100 weights, expected 216"));
+  ConvolutionParams grouped = p;
+  grouped.group = 3;
+  CHECK_THAT(message(w, grouped), Catch::Contains("group 3 must divide 4 input and 6 output"));
+  ConvolutionParams zero = p;
+  zero.stride_w = 0;
+  CHECK_THAT(message(w, zero), Catch::Contains("must be >= 1"));
+  const infer::vk::VkMat packed8(buf->get(), 0, Shape::of(5, 5, 8), ElemType::f32, 8);
+  const infer::Status pack8 = infer::vk::record_convolution(**cmd, cache, packed8, out, w, nullptr, p);
+  REQUIRE_FALSE(pack8.ok());
+  CHECK_THAT(pack8.message(), Catch::Contains("pack 8"));
+}
