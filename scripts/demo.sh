@@ -2,7 +2,7 @@
 # Main demo: builds the examples and tools in the release preset, runs the static-graph examples
 # (each prints its composed graph and checks its result), runs an ncnn model both ways (infer::Net
 # and its generated static graph), runs one through infer-run, then times the benchmark networks
-# with infer-bench beside ncnn's figures. Extra arguments go to infer-bench (e.g. --threads 2).
+# with infer-bench. Extra arguments go to infer-bench (e.g. --threads 2).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -33,5 +33,5 @@ build/release/tools/infer-run models/mobilenet_v2.param --random-weights 1 \
   --image examples/data/chelsea.png --size 224,224 --mean 123.675,116.28,103.53 \
   --norm 0.017125,0.017507,0.017429 --top 5
 
-section "infer-bench: every model in models/, beside ncnn's figures"
+section "infer-bench: every model in models/ (ms; benchncnn, beside it, is in ../shared/peers)"
 build/release/tools/infer-bench "$@"

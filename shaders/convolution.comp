@@ -4,7 +4,8 @@
 // the store. Storage f32, or f16 with INFER_FP16_STORAGE (blobs, weights and bias alike;
 // arithmetic in f32). Weights in ncnn's order: [out channel][in channel of its group][ky][kx].
 // Specialization constants: 0-2 workgroup size; 3/4 kernel w/h, 5/6 dilation w/h, 7/8 stride w/h,
-// 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its parameters.
+// 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its parameters,
+// 16 the pad value (what taps outside the input read).
 // Push constants: input w, h, c (channels) and channel step (packed elements); the same of the
 // output; the left and top padding.
 #version 450
@@ -30,6 +31,7 @@ layout(constant_id = 12) const int bias_term = 0;
 layout(constant_id = 13) const int act = 0;
 layout(constant_id = 14) const float p0 = 0.0;
 layout(constant_id = 15) const float p1 = 0.0;
+layout(constant_id = 16) const float pad_value = 0.0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
@@ -65,8 +67,9 @@ void main() {
       const int iy = y0 + ky * dilation_h;
       for (int kx = 0; kx < kernel_w; ++kx, ++wi) {
         const int ix = x0 + kx * dilation_w;
-        if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) continue;
-        sum += float(bottom.v[base + (iy * pc.w + ix) * in_pack]) * float(weights.v[wi]);
+        const bool inside = iy >= 0 && iy < pc.h && ix >= 0 && ix < pc.w;
+        const float v = inside ? float(bottom.v[base + (iy * pc.w + ix) * in_pack]) : pad_value;
+        sum += v * float(weights.v[wi]);
       }
     }
   }

@@ -19,7 +19,13 @@ static_assert(infer::PackingLayer<L::ReLU> && infer::Fp16StorageLayer<L::ReLU> &
               infer::Bf16StorageLayer<L::ReLU> && infer::Int8StorageLayer<L::ReLU>);
 static_assert(infer::Fp16StorageLayer<L::Sigmoid> && !infer::Int8StorageLayer<L::Sigmoid>);
 static_assert(!infer::OneBlobLayer<L::Noop> && infer::InplaceLayer<L::Noop>);
+// ReLU has a GPU forward where the Vulkan backend is built; Noop has none anywhere.
+#ifdef INFER_HAS_VULKAN
+static_assert(infer::VulkanLayer<L::ReLU>);
+#else
 static_assert(!infer::VulkanLayer<L::ReLU>);
+#endif
+static_assert(!infer::VulkanLayer<L::Noop>);
 static_assert(infer::check_layer<L::ReLU>() && infer::check_layer<L::Scale>());
 
 namespace {

@@ -1,8 +1,10 @@
-// infer-bench: whole-model latency, as ncnn's benchncnn measures it (fp32, random weights, warm-up
-// runs, then min / max / average over the loops), through infer::Net and through the model's
-// generated static graph, printed beside ncnn's own figures.
+// infer-bench: whole-model latency, as ncnn's benchncnn measures it (random weights, warm-up runs,
+// then min / median / max / average over the loops), through infer::Net and through the model's
+// generated static graph (CPU). A peer's figures are measured beside it in the same sitting
+// (scripts, not constants here).
 //
-//   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile] [MODEL...]
+//   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
+//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [MODEL...]
 //
 // --profile prints each model's slowest steps and the time per kind of step (more runs, timed
 // step by step; each step's minimum). --callers N measures throughput instead: one loaded network
@@ -20,6 +22,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "device_option.hpp"
 
 #ifndef INFER_MODELS_DIR
 #define INFER_MODELS_DIR "models"
@@ -42,24 +46,11 @@
 
 namespace {
 
-/// ncnn's benchncnn on a machine of this kind (2-vCPU x86-64 with AVX-512): min ms over 8 loops,
-/// fp32, default options; the figures the project set as targets.
-struct NcnnFigure {
-  std::string_view model;
-  double one_thread, two_threads;
-};
-constexpr NcnnFigure kNcnn[] = {
-    {"squeezenet", 9.05, 5.60},        {"mobilenet", 14.21, 9.40},    {"mobilenet_v2", 8.93, 7.24},
-    {"mobilenet_v3", 7.99, 5.83},      {"shufflenet_v2", 4.40, 3.52}, {"mnasnet", 8.03, 6.91},
-    {"efficientnet_b0", 13.92, 10.98}, {"resnet18", 26.24, 18.95},    {"resnet50", 74.40, 39.08},
-    {"vgg16", 145.76, 80.39},          {"alexnet", 24.36, 16.90},
-};
-
-const NcnnFigure* ncnn_figure(std::string_view model) {
-  for (const NcnnFigure& f : kNcnn)
-    if (f.model == model) return &f;
-  return nullptr;
-}
+/// The networks benchncnn runs that models/ holds, in benchncnn's order (the default list).
+constexpr std::string_view kModels[] = {"squeezenet",    "mobilenet",       "mobilenet_v2",
+                                        "mobilenet_v3",  "shufflenet_v2",   "mnasnet",
+                                        "efficientnet_b0", "resnet18",      "resnet50",
+                                        "vgg16",         "alexnet"};
 
 template <class T>
 bool parse_number(std::string_view s, T& v) {
@@ -68,8 +59,19 @@ bool parse_number(std::string_view s, T& v) {
 }
 
 struct Timing {
-  double min = 0, max = 0, avg = 0;
+  double min = 0, median = 0, max = 0, avg = 0;
 };
+
+/// The figures of `ms` (one per loop).
+Timing summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  Timing t;
+  t.min = ms.front();
+  t.max = ms.back();
+  t.median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  for (double v : ms) t.avg += v / double(ms.size());
+  return t;
+}
 
 /// Loads `param` into `net` with random weights (as benchncnn runs without weights) and makes its
 /// input: the Input's shape, every value 0.01.
@@ -82,10 +84,11 @@ infer::Status load_bench_net(const std::filesystem::path& param, infer::Net& net
 }
 
 infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup, int loops,
-                            bool profile) {
-  infer::Option opt;
+                            bool profile, const infer::graph::Target& target,
+                            const infer::Option& base) {
+  infer::Option opt = base;
   opt.num_threads = threads;
-  infer::Net net({}, opt);
+  infer::Net net(target, opt);
   infer::Mat in;
   INFER_TRY(load_bench_net(param, net, in));
   for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
@@ -121,18 +124,18 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
     for (const auto& [kind, ms] : kinds)
       fmt::print("    {:8.3f} ms {:5.1f}%  all {}\n", ms, 100 * ms / total, kind);
   }
-  Timing t{1e300, 0, 0};
+  // Wall time around one forward through a context (on the GPU: the host's uploads, one submit
+  // and wait per segment, the downloads).
+  infer::NetContext ctx = net.context();
+  std::vector<double> ms;
   for (int i = 0; i < loops; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    auto out = net.run(in);
+    const infer::Status st = ctx.run(in);
     const auto stop = std::chrono::steady_clock::now();
-    INFER_TRY(out);
-    const double ms = std::chrono::duration<double, std::milli>(stop - start).count();
-    t.min = std::min(t.min, ms);
-    t.max = std::max(t.max, ms);
-    t.avg += ms / loops;
+    INFER_TRY(st);
+    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
   }
-  return t;
+  return summarize(std::move(ms));
 }
 
 /// The same network as a static graph G, on the weights `bin` (the Net's random weights).
@@ -148,17 +151,14 @@ infer::Result<Timing> bench_static(const std::vector<std::byte>& bin, infer::Sha
   INFER_TRY(in.create(shape, infer::ElemType::f32, 1));
   in.fill(0.01f);
   for (int i = 0; i < warmup; ++i) INFER_TRY(graph->forward(in));
-  Timing t{1e300, 0, 0};
+  std::vector<double> ms;
   for (int i = 0; i < loops; ++i) {
     const auto start = std::chrono::steady_clock::now();
     INFER_TRY(graph->forward(in));
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    t.min = std::min(t.min, ms);
-    t.max = std::max(t.max, ms);
-    t.avg += ms / loops;
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  return t;
+  return summarize(std::move(ms));
 }
 
 /// The static-graph timing of model `name`, if it was generated into this program.
@@ -229,6 +229,8 @@ infer::Result<double> bench_callers(const std::filesystem::path& param, int call
 int main(int argc, char** argv) {
   int threads = 1, loops = 8, warmup = 4, callers = 0;
   bool profile = false;
+  infer::graph::Target target;
+  infer::Option base;
   std::string dir = INFER_MODELS_DIR;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
@@ -252,17 +254,26 @@ int main(int argc, char** argv) {
       profile = true;
     } else if (arg == "--models-dir" && i + 1 < argc) {
       dir = argv[++i];
+    } else if ((arg == "--device" || arg == "--gpu-storage") && i + 1 < argc) {
+      const std::string_view v = argv[++i];
+      const infer::Status st = arg == "--device" ? infer::tools::parse_device(v, target, base)
+                                                 : infer::tools::parse_gpu_storage(v, target);
+      if (!st.ok()) {
+        fmt::print(stderr, "infer-bench: {}\n", st.message());
+        return 2;
+      }
     } else if (arg.starts_with("-")) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
-                 "[--profile] [--callers N] [MODEL...]\n");
+                 "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
+                 "[MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);
     }
   }
   if (models.empty())
-    for (const NcnnFigure& f : kNcnn) models.emplace_back(f.model);
+    for (std::string_view m : kModels) models.emplace_back(m);
 
   if (callers > 0) {
     // Throughput of one network shared by `callers` threads (best of 3 rounds).
@@ -286,37 +297,35 @@ int main(int argc, char** argv) {
     return failures ? 1 : 0;
   }
 
-  fmt::print("infer-bench: fp32, {} thread(s), {} warm-up run(s), {} loop(s); ms\n", threads,
-             warmup, loops);
-  fmt::print("{:>16}  {:>26}  {:>26}  {:>8}  {:>8}\n", "", "infer::Net", "static graph", "ncnn",
-             "speedup");
-  fmt::print("{:>16}  {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8}  {:>8}  {:>8}\n", "model", "min", "max",
-             "avg", "min", "max", "avg", "min", "(best)");
+  const bool gpu = target.device == infer::graph::Device::vulkan;
+  fmt::print("infer-bench: {}, {} thread(s), {} warm-up run(s), {} loop(s); ms\n",
+             gpu ? fmt::format("Vulkan device {}, {} storage",
+                               base.vulkan_device < 0 ? std::string("(best)")
+                                                      : std::to_string(base.vulkan_device),
+                               infer::to_string(target.gpu_storage))
+                 : std::string("CPU, fp32"),
+             threads, warmup, loops);
+  fmt::print("{:>16}  {:>35}  {:>35}\n", "", "infer::Net", gpu ? "" : "static graph");
+  fmt::print("{:>16}  {:>8} {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8} {:>8}\n", "model", "min", "median",
+             "max", "avg", "min", "median", "max", "avg");
   int failures = 0;
   for (const std::string& m : models) {
     std::filesystem::path path = m;
     if (path.extension() != ".param") path = std::filesystem::path(dir) / (m + ".param");
     const std::string name = path.stem().string();
-    auto t = bench(path, threads, warmup, loops, profile);
+    auto t = bench(path, threads, warmup, loops, profile, target, base);
     if (!t.ok()) {
       fmt::print(stderr, "infer-bench: {}: {}\n", name, t.message());
       ++failures;
       continue;
     }
-    auto g = bench_static_named(name, path, threads, warmup, loops);
-    const NcnnFigure* f = ncnn_figure(name);
-    const double ncnn = f && threads <= 2 ? (threads == 1 ? f->one_thread : f->two_threads) : 0;
-    const double best = g.ok() ? std::min(t->min, g->min) : t->min;
-    fmt::print("{:>16}  {:8.2f} {:8.2f} {:8.2f}  ", name, t->min, t->max, t->avg);
+    fmt::print("{:>16}  {:8.3f} {:8.3f} {:8.3f} {:8.3f}  ", name, t->min, t->median, t->max, t->avg);
+    auto g = gpu ? infer::Result<Timing>(infer::make_error("static graphs run on the CPU"))
+                 : bench_static_named(name, path, threads, warmup, loops);
     if (g.ok()) {
-      fmt::print("{:8.2f} {:8.2f} {:8.2f}  ", g->min, g->max, g->avg);
+      fmt::print("{:8.3f} {:8.3f} {:8.3f} {:8.3f}\n", g->min, g->median, g->max, g->avg);
     } else {
-      fmt::print("{:>8} {:>8} {:>8}  ", "-", "-", "-");
-    }
-    if (ncnn > 0) {
-      fmt::print("{:8.2f}  {:7.2f}x\n", ncnn, ncnn / best);
-    } else {
-      fmt::print("{:>8}  {:>8}\n", "-", "-");
+      fmt::print("{:>8} {:>8} {:>8} {:>8}\n", "-", "-", "-", "-");
     }
     std::fflush(stdout);
   }

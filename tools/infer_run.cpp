@@ -27,12 +27,14 @@
 #include <string_view>
 #include <vector>
 
+#include "device_option.hpp"
+
 namespace {
 
 constexpr const char* kUsage =
     "usage: infer-run MODEL.param (MODEL.bin | --random-weights SEED [--write-weights OUT.bin])\n"
     "                 [--shape C,H,W] [--input IN.f32] [--output OUT.f32] [--blob NAME]\n"
-    "                 [--threads N] [--print-plan]\n"
+    "                 [--threads N] [--print-plan] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32]\n"
     "                 [--image FILE [--size W,H] [--mean R,G,B] [--norm R,G,B] [--bgr]]\n"
     "                 [--top K [--labels FILE]]\n"
     "  --shape   the input's shape, outermost first (C,H,W; H,W; or W); default: the Input line's\n"
@@ -43,7 +45,10 @@ constexpr const char* kUsage =
     "            W,H, else the image's), (v - mean) * norm per channel (0..255 units), RGB\n"
     "            order unless --bgr (GRAY when the input has one channel)\n"
     "  --top     print the K largest values of the blob (class scores) with their indices\n"
-    "  --labels  a text file of class names, one per line, for --top\n";
+    "  --labels  a text file of class names, one per line, for --top\n"
+    "  --device  where the layers run: cpu (default), or vulkan[:N] (Vulkan device N, default the\n"
+    "            first discrete GPU): layers with a GPU forward run there, the others on the CPU\n"
+    "  --gpu-storage  the GPU's storage type, f16 (default) or f32\n";
 
 struct Args {
   std::string param, bin, input, output, blob, write_weights, image, labels;
@@ -55,6 +60,8 @@ struct Args {
   std::vector<int> shape;
   int threads = 1;
   bool print_plan = false;
+  infer::graph::Target target;
+  infer::Option opt;
 };
 
 template <class T>
@@ -134,6 +141,11 @@ infer::Result<Args> parse_args(int argc, char** argv) {
       }
       if (a.shape.empty() || a.shape.size() > 3)
         return infer::make_error("--shape: give C,H,W, H,W or W, got '{}'", *v);
+    } else if (arg == "--device" || arg == "--gpu-storage") {
+      auto v = value();
+      INFER_TRY(v);
+      INFER_TRY(arg == "--device" ? infer::tools::parse_device(*v, a.target, a.opt)
+                                  : infer::tools::parse_gpu_storage(*v, a.target));
     } else if (arg == "--threads") {
       auto v = value();
       INFER_TRY(v);
@@ -218,9 +230,9 @@ infer::Status print_top(const infer::Mat& blob, int k, const std::string& labels
 }
 
 infer::Status run(const Args& a) {
-  infer::Option opt;
+  infer::Option opt = a.opt;
   opt.num_threads = a.threads;
-  infer::Net net({}, opt);
+  infer::Net net(a.target, opt);
   INFER_TRY(net.load_param(std::filesystem::path(a.param)));
   if (a.seed) {
     std::vector<std::byte> bin;

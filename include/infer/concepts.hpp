@@ -48,6 +48,9 @@ namespace vk {
 class Context;
 class VkMat;
 class Command;
+class Recorder;
+class Uploader;
+struct GpuStep;
 }  // namespace vk
 
 namespace detail {
@@ -129,12 +132,13 @@ concept Bf16StorageLayer = layer_storage<L>::template contains<bf16> && HasAnyFo
 template <class L>
 concept Int8StorageLayer = layer_storage<L>::template contains<i8> && HasAnyForward<L, i8, 1>;
 // clang-format on
-/// support_vulkan: a GPU pipeline and forward.
+/// support_vulkan: a GPU forward that records its kernels (infer/vulkan/recorder.hpp). The layer
+/// holds no GPU objects: pipelines live in the executor's cache, weights in what it uploaded.
 template <class L>
-concept VulkanLayer = requires(L& l, const L& cl, const vk::Context& ctx, const vk::VkMat& bottom,
-                               vk::VkMat& top, vk::Command& cmd, const Option& opt) {
-  { l.create_pipeline(ctx) } -> std::same_as<Status>;
-  { cl.forward(bottom, top, cmd, opt) } -> std::same_as<Status>;
+concept VulkanLayer = requires(const L& l, std::span<const vk::VkMat> in,
+                               std::span<const vk::VkMat> out, const vk::GpuStep& step,
+                               vk::Recorder& rec) {
+  { l.forward_vulkan(in, out, step, rec) } -> std::same_as<Status>;
 };
 
 namespace detail {
@@ -218,8 +222,8 @@ struct LayerContract {
                 "but has no member forward<T, Pack> for that pack");
   static_assert(!detail::ClaimsVulkan<L> || VulkanLayer<L>,
                 "infer layer contract: the layer claims support_vulkan but has no member "
-                "create_pipeline(const vk::Context&) and forward(const VkMat&, VkMat&, Command&, "
-                "const Option&)");
+                "forward_vulkan(std::span<const vk::VkMat>, std::span<const vk::VkMat>, "
+                "const vk::GpuStep&, vk::Recorder&) const");
   static constexpr bool ok = true;
 };
 

@@ -18,6 +18,10 @@ struct Option {
   ElemType storage = ElemType::f32;
   /// Whether packed layouts (elempack > 1) may be chosen.
   bool use_packing = true;
+  /// The Vulkan device a network whose target is Device::vulkan runs on: an index among the
+  /// loader's devices, or -1 for the best one (discrete GPU, then integrated, then a CPU
+  /// implementation such as lavapipe).
+  int vulkan_device = -1;
 
   Allocator* blob_alloc() const { return blob_allocator ? blob_allocator : default_allocator(); }
   Allocator* workspace_alloc() const {

@@ -1,4 +1,4 @@
-// expect: LayerContract<ClaimsVulkan>.*claims support_vulkan but has no member create_pipeline
+// expect: LayerContract<ClaimsVulkan>.*claims support_vulkan but has no member forward_vulkan
 // A layer whose claim is not backed by a member must not compile; the diagnostic names the
 // layer (ClaimsVulkan) and the missing member.
 #include <infer/concepts.hpp>

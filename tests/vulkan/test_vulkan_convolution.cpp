@@ -4,6 +4,7 @@
 // output packs (1, 4) it reads, f32 and f16 storage; then its errors.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <infer/vulkan/command.hpp>
 #include <infer/vulkan/convolution.hpp>
 
 #include "vulkan/support.hpp"
@@ -31,14 +32,15 @@ int out_extent(int in, int kernel, int dilation, int stride, int pad_begin, int 
 }
 
 float activate(const ConvolutionParams& p, double x) {
-  switch (p.act) {
+  const float p0 = p.act.p0, p1 = p.act.p1;
+  switch (p.act.kind) {
     case Activation::relu:
     case Activation::leaky_relu:
-      return float(x > 0 ? x : x * p.p0);
+      return float(x > 0 ? x : x * p0);
     case Activation::clip:
-      return float(std::min(std::max(x, double(p.p0)), double(p.p1)));
+      return float(std::min(std::max(x, double(p0)), double(p1)));
     case Activation::hardswish:
-      return float(x * std::min(std::max(x * p.p0 + p.p1, 0.0), 1.0));
+      return float(x * std::min(std::max(x * p0 + p1, 0.0), 1.0));
     case Activation::sigmoid:
       return float(1 / (1 + std::exp(-x)));
     default:
@@ -116,7 +118,8 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
     staged += (h->bytes() + 255) / 256 * 256;
   }
   REQUIRE((*cmd)->barrier().ok());
-  const infer::Status rec = infer::vk::record_convolution(**cmd, cache, d_in, d_out, d_w,
+  infer::vk::CommandRecorder recorder(**cmd, cache);
+  const infer::Status rec = infer::vk::record_convolution(recorder, d_in, d_out, d_w,
                                                           k.bias ? &d_b : nullptr, k.p);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
@@ -143,9 +146,7 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
     p.stride_w = p.stride_h = stride;
     p.pad_left = p.pad_top = pad;
     p.group = group;
-    p.act = act;
-    p.p0 = p0;
-    p.p1 = p1;
+    p.act = {act, p0, p1};
     return p;
   };
   const Case cases[] = {
@@ -194,7 +195,7 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
           INFO(fmt::format("{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
                            "in pack {} out pack {}: {} wrong, first at {}: got {} want {}",
                            p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
-                           int(p.act), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
+                           int(p.act.kind), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
                            out_pack, bad, first, got.v[first], want.v[first]));
           CHECK(bad == 0);
         }
@@ -216,9 +217,10 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan]
   const infer::vk::VkMat w_short(buf->get(), 8192, Shape::of(100), ElemType::f32, 1);
   ConvolutionParams p;
   p.kernel_w = p.kernel_h = 3;
-  CHECK(infer::vk::record_convolution(**cmd, cache, in, out, w, nullptr, p).ok());
+  infer::vk::CommandRecorder rec(**cmd, cache);
+  CHECK(infer::vk::record_convolution(rec, in, out, w, nullptr, p).ok());
   auto message = [&](const infer::vk::VkMat& weights, const ConvolutionParams& q) {
-    const infer::Status s = infer::vk::record_convolution(**cmd, cache, in, out, weights, nullptr, q);
+    const infer::Status s = infer::vk::record_convolution(rec, in, out, weights, nullptr, q);
     REQUIRE_FALSE(s.ok());
     return s.message();
   };
@@ -230,7 +232,7 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan]
   zero.stride_w = 0;
   CHECK_THAT(message(w, zero), Catch::Contains("must be >= 1"));
   const infer::vk::VkMat packed8(buf->get(), 0, Shape::of(5, 5, 8), ElemType::f32, 8);
-  const infer::Status pack8 = infer::vk::record_convolution(**cmd, cache, packed8, out, w, nullptr, p);
+  const infer::Status pack8 = infer::vk::record_convolution(rec, packed8, out, w, nullptr, p);
   REQUIRE_FALSE(pack8.ok());
   CHECK_THAT(pack8.message(), Catch::Contains("pack 8"));
 }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <infer/vulkan/command.hpp>
 #include <infer/vulkan/pooling.hpp>
 
 #include "vulkan/support.hpp"
@@ -63,7 +64,8 @@ RefTensor run_gpu(const RefTensor& in, PoolType type, const PoolAxis& x, const P
   REQUIRE((*cmd)->begin().ok());
   REQUIRE(infer::vk::upload(**cmd, host, **staging, 0, d_in).ok());
   REQUIRE((*cmd)->barrier().ok());
-  const infer::Status rec = infer::vk::record_pooling(**cmd, cache, d_in, d_out, type, x, y);
+  infer::vk::CommandRecorder recorder(**cmd, cache);
+  const infer::Status rec = infer::vk::record_pooling(recorder, d_in, d_out, type, x, y);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
   REQUIRE((*cmd)->barrier().ok());
@@ -156,12 +158,13 @@ TEST_CASE("Vulkan pooling rejects what does not fit, saying what", "[vulkan][poo
   const infer::vk::VkMat out(buf->get(), 8192, Shape::of(4, 4, 4), ElemType::f32, 1);
   const infer::vk::VkMat out_c(buf->get(), 8192, Shape::of(4, 4, 8), ElemType::f32, 1);
   const PoolAxis a = sliding(8, 2, 2, 0);
-  CHECK(infer::vk::record_pooling(**cmd, cache, in, out, PoolType::max, a, a).ok());
-  const infer::Status channels = infer::vk::record_pooling(**cmd, cache, in, out_c, PoolType::max, a, a);
+  infer::vk::CommandRecorder rec(**cmd, cache);
+  CHECK(infer::vk::record_pooling(rec, in, out, PoolType::max, a, a).ok());
+  const infer::Status channels = infer::vk::record_pooling(rec, in, out_c, PoolType::max, a, a);
   REQUIRE_FALSE(channels.ok());
   CHECK_THAT(channels.message(), Catch::Contains("4 input channels, 8 output channels"));
   const infer::Status size =
-      infer::vk::record_pooling(**cmd, cache, in, out, PoolType::max, sliding(9, 2, 2, 0), a);
+      infer::vk::record_pooling(rec, in, out, PoolType::max, sliding(9, 2, 2, 0), a);
   REQUIRE_FALSE(size.ok());
   CHECK_THAT(size.message(), Catch::Contains("windows over 9x8, input is 8x8"));
 }

@@ -46,6 +46,8 @@ float reference(infer::vk::Activation a, float x, float p0, float p1) {
       return std::tanh(x);
     case A::hardsigmoid:
       return std::min(std::max(x * p0 + p1, 0.f), 1.f);
+    case A::scale:
+      return x * p0;
     case A::none:
       return x;
   }
@@ -99,7 +101,8 @@ TEST_CASE("Vulkan: the activation kernel matches the scalar reference", "[vulkan
   const Case cases[] = {{A::relu, 0.f, 0.f},    {A::leaky_relu, 0.1f, 0.f}, {A::clip, -1.f, 2.f},
                         {A::sigmoid, 0.f, 0.f}, {A::mish, 0.f, 0.f},
                         {A::hardswish, 1.f / 6, 0.5f},  {A::swish, 0.f, 0.f},
-                        {A::tanh, 0.f, 0.f},    {A::hardsigmoid, 0.2f, 0.5f}};
+                        {A::tanh, 0.f, 0.f},    {A::hardsigmoid, 0.2f, 0.5f},
+                        {A::scale, 0.75f, 0.f}};
   infer::vk::PipelineCache cache(*g_ctx);
   for (infer::ElemType type : {infer::ElemType::f32, infer::ElemType::f16}) {
     if (type == infer::ElemType::f16 && !g_ctx->info().fp16_storage) continue;
@@ -109,7 +112,8 @@ TEST_CASE("Vulkan: the activation kernel matches the scalar reference", "[vulkan
         const infer::Mat host = host_mat(t, type, pack);
         const auto in = infer::test::from_mat(host);  // rounded to the storage type
         const infer::Mat out = round_trip(host, [&](infer::vk::Command& cmd, const infer::vk::VkMat& b) {
-          const infer::Status s = infer::vk::record_activation(cmd, cache, b, c.act, c.p0, c.p1);
+          infer::vk::CommandRecorder rec(cmd, cache);
+          const infer::Status s = infer::vk::record_activation(rec, b, c.act, c.p0, c.p1);
           INFO((s.ok() ? std::string() : s.message()));
           REQUIRE(s.ok());
         });
@@ -126,7 +130,7 @@ TEST_CASE("Vulkan: the activation kernel matches the scalar reference", "[vulkan
       }
   }
   // One pipeline per (storage type, activation, parameters): packs share them.
-  CHECK(cache.size() == (g_ctx->info().fp16_storage ? 18u : 9u));
+  CHECK(cache.size() == (g_ctx->info().fp16_storage ? 20u : 10u));
 }
 
 TEST_CASE("Vulkan: blobs beyond one row of workgroups are covered", "[vulkan]") {
@@ -135,7 +139,8 @@ TEST_CASE("Vulkan: blobs beyond one row of workgroups are covered", "[vulkan]") 
   const infer::Mat host = host_mat(t, infer::ElemType::f32, 1);
   infer::vk::PipelineCache cache(*g_ctx);
   const infer::Mat out = round_trip(host, [&](infer::vk::Command& cmd, const infer::vk::VkMat& b) {
-    REQUIRE(infer::vk::record_activation(cmd, cache, b, infer::vk::Activation::relu).ok());
+    infer::vk::CommandRecorder rec(cmd, cache);
+    REQUIRE(infer::vk::record_activation(rec, b, infer::vk::Activation::relu).ok());
   });
   const auto got = infer::test::from_mat(out);
   std::size_t wrong = 0;

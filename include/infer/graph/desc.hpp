@@ -304,6 +304,7 @@ struct NodeDesc {
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
   bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
+  bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
   /// Whose memory can hold the others' as consecutive ranges along `range_axis` (Concat: the
   /// output holds the inputs; Slice: the input holds the outputs), so no copy is needed.
   AxisRanges ranges = AxisRanges::none;
@@ -360,6 +361,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.fuses_activation = FusesActivation<L, T0, 1, act::Identity>;
   d.folds_affine = FoldsAffine<L>;
   d.vulkan = VulkanLayer<L>;
+  if constexpr (requires { l.vulkan_inplace(); }) d.vulkan_inplace = l.vulkan_inplace();
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;

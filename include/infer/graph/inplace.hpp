@@ -70,6 +70,7 @@ constexpr void choose_inplace(Plan& p) {
     if (st.kind != StepDesc::layer || st.in.size() != 1 || st.out.size() != 1) continue;
     const NodeDesc& d = p.desc.nodes[std::size_t(st.node)];
     if (!d.inplace) continue;
+    if (st.device == Device::vulkan && !d.vulkan_inplace) continue;
     // A fused activation runs inside forward_fused, which is out of place.
     if (st.act.type != 0 && d.fuses_activation) continue;
     BufferDesc& in = p.buffers[std::size_t(st.in[0])];

@@ -9,6 +9,10 @@
 #include <infer/shape.hpp>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/affine.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -76,6 +80,24 @@ struct BatchNorm {
     detail::per_axis_affine<T, Pack>(bottom, top, a.data(), b.data(), opt);
     return {};
   }
+
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU (where it was not folded into a convolution): y = x * a + b per channel.
+  Status upload_vulkan(vk::Uploader& up) const {
+    auto ga = up.add(a);
+    INFER_TRY(ga);
+    auto gb = up.add(b);
+    INFER_TRY(gb);
+    return {};
+  }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1 || step.weights.size() != 2)
+      return make_error("BatchNorm GPU forward: one input, one output and a, b uploaded");
+    return vk::record_affine(rec, in[0], out[0], &step.weights[0], &step.weights[1]);
+  }
+#endif
 
  private:
   Status check(const Mat& m) const {

@@ -3,10 +3,16 @@
 #pragma once
 
 #include <infer/concepts.hpp>
+#include <infer/io/model_bin.hpp>
 #include <infer/layers/detail/affine.hpp>
 #include <infer/shape.hpp>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/affine.hpp>
+#include <infer/vulkan/binary_op.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -27,6 +33,16 @@ struct Bias {
     return {};
   }
 
+  /// Reads bias_data (bias_data_size raw f32 values), as ncnn's Bias does.
+  Status load(io::ModelBin& mb) {
+    if (bias_data_size <= 0)
+      return make_error("Bias: bias_data_size must be positive, got {}", bias_data_size);
+    auto b = mb.load(std::size_t(bias_data_size), io::WeightType::raw_f32);
+    if (!b.ok()) return make_error("Bias: bias_data: {}", b.message());
+    bias_data = std::move(b).value();
+    return {};
+  }
+
   template <StorageElement T, int Pack>
   Status forward_inplace(Mat& blob, const Option& opt) const {
     return apply<T, Pack>(blob, blob, opt);
@@ -36,6 +52,25 @@ struct Bias {
     INFER_TRY(top.create(bottom.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
     return apply<T, Pack>(bottom, top, opt);
   }
+
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: y = x + bias per channel (3-D and 4-D), or + its one value.
+  Status upload_vulkan(vk::Uploader& up) const {
+    auto g = up.add(bias_data);
+    INFER_TRY(g);
+    return {};
+  }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1 || step.weights.size() != 1 || bias_data.empty())
+      return make_error("Bias GPU forward: one input, one output and the bias uploaded");
+    if (in[0].shape().dims < 3)
+      return vk::record_binary_op(rec, in[0], nullptr, out[0], vk::BinaryOpKind::add,
+                                  bias_data[0]);
+    return vk::record_affine(rec, in[0], out[0], nullptr, &step.weights[0]);
+  }
+#endif
 
  private:
   template <StorageElement T, int Pack>

@@ -14,6 +14,10 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/binary_op.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -203,6 +207,19 @@ struct BinaryOp {
     return st;
   }
 
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the element-wise kernel with ncnn's broadcasting; one blob with the scalar b
+  /// (with_scalar), else two.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (out.size() != 1 || in.size() != (with_scalar ? 1u : 2u))
+      return make_error("BinaryOp GPU forward: {} inputs and one output, got {} and {}",
+                        with_scalar ? 1 : 2, in.size(), out.size());
+    return vk::record_binary_op(rec, in[0], with_scalar ? nullptr : &in[1], out[0],
+                                static_cast<vk::BinaryOpKind>(op_type), b);
+  }
+#endif
+
  private:
   Status check_form(bool one_blob) const {
     if (op_type < 0 || op_type > 11)
@@ -308,6 +325,7 @@ struct BinaryOp {
     }
     return {};
   }
+
 };
 
 }  // namespace infer::layers

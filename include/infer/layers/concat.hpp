@@ -12,6 +12,10 @@
 #include <span>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/relayout.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -104,6 +108,26 @@ struct Concat {
     }
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: each input written into its range of the output along axis (relayout kernel),
+  /// except those the plan already placed there.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.empty() || out.size() != 1)
+      return make_error("Concat GPU forward: inputs and one output needed, got {} and {}",
+                        in.size(), out.size());
+    const int dims = out[0].shape().dims;
+    const int a = axis < 0 ? axis + dims : axis;
+    int first = 0;
+    for (const vk::VkMat& part : in) {
+      if (!detail::is_range_of(part, out[0], a, first))
+        INFER_TRY(vk::record_concat_part(rec, part, out[0], axis, first));
+      first += part.shape().outer_first()[std::size_t(a)];
+    }
+    return {};
+  }
+#endif
 };
 
 }  // namespace infer::layers

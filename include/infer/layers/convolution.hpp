@@ -23,6 +23,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -244,6 +247,16 @@ struct Convolution {
     return with_activation(
         activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
   }
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the direct convolution kernel (shaders/convolution.comp), the step's activation
+  /// in its epilogue; weight_data and bias_data uploaded as they are (folded where BatchNorm or
+  /// Scale were folded into them).
+  Status upload_vulkan(vk::Uploader& up) const { return detail::upload_weights_and_bias(*this, up); }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    return detail::conv_vulkan(*this, 1, in, out, step, rec, "Convolution");
+  }
+#endif
 
   /// forward with `act` applied to the accumulators in place of `activation`. Defined after the
   /// class, not inline: a small dispatcher that GCC would otherwise instantiate (and inline, all

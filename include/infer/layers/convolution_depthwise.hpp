@@ -25,6 +25,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -271,6 +274,15 @@ struct ConvolutionDepthWise {
     return with_activation(
         activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
   }
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the direct convolution kernel with `group` groups (depthwise when group is the
+  /// channel count), the step's activation in its epilogue.
+  Status upload_vulkan(vk::Uploader& up) const { return detail::upload_weights_and_bias(*this, up); }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    return detail::conv_vulkan(*this, group, in, out, step, rec, "ConvolutionDepthWise");
+  }
+#endif
 
   /// forward with `act` applied to the accumulators in place of `activation`. Defined after the
   /// class, not inline (see Convolution::forward_fused).

@@ -12,6 +12,10 @@
 #include <span>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/binary_op.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -83,6 +87,20 @@ struct Eltwise {
     if (op_type == 2) run(binop::Max{});
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the element-wise kernel over the inputs in turn (product, weighted sum, max).
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (out.size() != 1) return make_error("Eltwise GPU forward: one output, got {}", out.size());
+    SmallVector<const vk::VkMat*, 64> inputs;
+    for (const vk::VkMat& m : in) inputs.push_back(&m);
+    if (inputs.overflowed()) return make_error("Eltwise GPU forward: at most 64 inputs");
+    return vk::record_eltwise(rec, std::span<const vk::VkMat* const>(inputs.data(), inputs.size()),
+                              out[0], static_cast<vk::EltwiseKind>(op_type),
+                              std::span<const float>(coeffs.data(), coeffs.size()));
+  }
+#endif
 };
 
 }  // namespace infer::layers

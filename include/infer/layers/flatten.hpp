@@ -7,6 +7,10 @@
 #include <infer/layers/detail/relayout.hpp>
 #include <infer/shape.hpp>
 #include <string_view>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/relayout.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -36,6 +40,17 @@ struct Flatten {
     detail::copy_flat<detail::bits_t<T>>(bottom, top, opt.num_threads);
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the values in their logical order into the output's shape (relayout kernel).
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("Flatten GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    return vk::record_relayout(rec, in[0], out[0]);
+  }
+#endif
 };
 
 }  // namespace infer::layers

@@ -9,6 +9,10 @@
 #include <infer/shape.hpp>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/lrn.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -46,6 +50,22 @@ struct LRN {
     INFER_TRY(top.create(bottom.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
     return run<T, Pack>(bottom, top, opt);
   }
+
+
+  /// Within a channel the GPU kernel reads neighbours other invocations write: not in place.
+  constexpr bool vulkan_inplace() const { return region_type == 0; }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the LRN kernel (across channels runs in place; within a channel reads its
+  /// neighbours, so the plan must give it its own output).
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("LRN GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    return vk::record_lrn(rec, in[0], out[0], region_type, local_size, alpha, beta, bias);
+  }
+#endif
 
  private:
   Status check(const Mat& m) const {

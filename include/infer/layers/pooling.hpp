@@ -12,6 +12,10 @@
 #include <infer/shape.hpp>
 #include <span>
 #include <string_view>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/pooling.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -100,6 +104,22 @@ struct Pooling {
     out[0] = p.out;
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the pooling kernel (shaders/pooling.comp) over the windows plan() computes.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("Pooling GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    Plan p;
+    if (ShapeCheck c = plan(in[0].shape(), p); !c.ok())
+      return make_error("Pooling GPU forward: {}", c.error);
+    return vk::record_pooling(rec, in[0], out[0],
+                              pooling_type == 0 ? vk::PoolType::max : vk::PoolType::average, p.x,
+                              p.y);
+  }
+#endif
 
   template <StorageElement T, int Pack>
   Status forward(const Mat& bottom, Mat& top, const Option& opt) const {

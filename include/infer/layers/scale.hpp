@@ -11,6 +11,11 @@
 #include <span>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/affine.hpp>
+#include <infer/vulkan/binary_op.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -102,6 +107,39 @@ struct Scale {
                                      bias_term ? bias_data.data() : nullptr, opt);
     return {};
   }
+
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: y = x * scale (+ bias) per channel; the scale from the weights, or (two-blob
+  /// form) the second input, broadcast over the first.
+  Status upload_vulkan(vk::Uploader& up) const {
+    if (scale_data_size != -233) {
+      auto s = up.add(scale_data);
+      INFER_TRY(s);
+    }
+    if (bias_term) {
+      auto b = up.add(bias_data);
+      INFER_TRY(b);
+    }
+    return {};
+  }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    const bool two_blob = scale_data_size == -233;
+    const std::size_t weights = (two_blob ? 0u : 1u) + (bias_term ? 1u : 0u);
+    if (in.size() != (two_blob ? 2u : 1u) || out.size() != 1 || step.weights.size() != weights)
+      return make_error("Scale GPU forward: {} input(s), one output and {} weight tensor(s) "
+                        "needed, got {}, {} and {}",
+                        two_blob ? 2 : 1, weights, in.size(), out.size(), step.weights.size());
+    const vk::VkMat* bias = bias_term ? &step.weights.back() : nullptr;
+    if (!two_blob) return vk::record_affine(rec, in[0], out[0], &step.weights[0], bias);
+    // The scale blob holds one value per channel: as a 1-D [c] it broadcasts over the channels.
+    INFER_TRY(vk::record_binary_op(rec, in[0], &in[1], out[0], vk::BinaryOpKind::mul));
+    if (!bias) return {};
+    INFER_TRY(rec.barrier());
+    return vk::record_affine(rec, out[0], out[0], nullptr, bias);
+  }
+#endif
 
  private:
   Status check_weights(int n) const {

@@ -6,6 +6,10 @@
 #include <infer/layers/detail/relayout.hpp>
 #include <infer/shape.hpp>
 #include <string_view>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/relayout.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -63,6 +67,17 @@ struct ShuffleChannel {
     }
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the channel permutation as one gather (relayout kernel).
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("ShuffleChannel GPU forward: one input and one output, got {} and {}",
+                        in.size(), out.size());
+    return vk::record_shuffle_channel(rec, in[0], out[0], group, reverse != 0);
+  }
+#endif
 };
 
 }  // namespace infer::layers

@@ -12,6 +12,10 @@
 #include <span>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/relayout.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -155,6 +159,26 @@ struct Slice {
     }
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: each output read from its range of the input along axis (relayout kernel),
+  /// except those the plan already placed there; the ranges follow from the outputs' shapes.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.empty())
+      return make_error("Slice GPU forward: one input and outputs needed, got {} and {}",
+                        in.size(), out.size());
+    const int dims = in[0].shape().dims;
+    const int a = axis < 0 ? axis + dims : axis;
+    int first = 0;
+    for (const vk::VkMat& part : out) {
+      if (!detail::is_range_of(part, in[0], a, first))
+        INFER_TRY(vk::record_slice_part(rec, in[0], part, axis, first));
+      first += part.shape().outer_first()[std::size_t(a)];
+    }
+    return {};
+  }
+#endif
 };
 
 }  // namespace infer::layers

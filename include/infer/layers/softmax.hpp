@@ -9,6 +9,10 @@
 #include <infer/kernels/softmax.hpp>
 #include <infer/shape.hpp>
 #include <string_view>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/softmax.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -36,6 +40,17 @@ struct Softmax {
     INFER_TRY(top.create(bottom.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
     return run<T, Pack>(bottom, top, opt);
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the softmax kernel along axis (in place when the plan says so).
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("Softmax GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    return vk::record_softmax(rec, in[0], out[0], axis);
+  }
+#endif
 
  private:
   template <StorageElement T, int Pack>
@@ -99,6 +114,7 @@ struct Softmax {
     }
     return {};
   }
+
 };
 
 }  // namespace infer::layers

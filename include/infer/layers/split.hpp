@@ -7,6 +7,9 @@
 #include <infer/shape.hpp>
 #include <span>
 #include <string_view>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -35,6 +38,19 @@ struct Split {
     for (Mat& top : tops) top = bottoms[0];
     return {};
   }
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU the outputs are views of the input (nothing runs); where the plan gave an output
+  /// its own memory, a copy.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1) return make_error("Split: expected 1 input, got {}", in.size());
+    for (const vk::VkMat& o : out) {
+      if (detail::same_memory(in[0], o)) continue;
+      INFER_TRY(rec.copy(in[0], 0, o, 0, in[0].bytes()));
+    }
+    return {};
+  }
+#endif
 };
 
 }  // namespace infer::layers

@@ -34,6 +34,11 @@ class AnyLayer {
   virtual Status prepare(ElemType type, int pack, const Option& opt) = 0;
   /// Runs one step of a plan on the buffers.
   virtual Status run(const graph::StepDesc& step, std::span<Mat> bufs, const Option& opt) const = 0;
+  /// Uploads the weights its GPU forward reads (nothing for layers without any).
+  virtual Status upload_vulkan(vk::Uploader& up) const = 0;
+  /// Records one GPU step (describe().vulkan says whether the layer has a GPU forward).
+  virtual Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                                const vk::GpuStep& step, vk::Recorder& rec) const = 0;
 };
 
 /// The storage list whose layer table infer::runtime holds compiled (infer::Net's).

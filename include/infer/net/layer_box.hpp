@@ -51,6 +51,19 @@ class LayerBox final : public AnyLayer {
   Status run(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt) const override {
     return run_types(s, bufs, opt, Storage{});
   }
+  Status upload_vulkan(vk::Uploader& up) const override {
+    if constexpr (requires { { layer_.upload_vulkan(up) } -> std::same_as<Status>; })
+      return layer_.upload_vulkan(up);
+    return {};
+  }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const override {
+    if constexpr (VulkanLayer<L>) {
+      return layer_.forward_vulkan(in, out, step, rec);
+    } else {
+      return make_error("{} has no GPU forward", graph::type_name<L>());
+    }
+  }
 
   const L& layer() const { return layer_; }
 

@@ -11,6 +11,9 @@
 #include <infer/io/random_weights.hpp>
 #include <infer/net.hpp>
 #include <infer/net/any_layer.hpp>
+#ifdef INFER_HAS_VULKAN
+#include <infer/net/gpu_executor.hpp>
+#endif
 #include <list>
 #include <mutex>
 #include <memory>
@@ -26,6 +29,10 @@ struct NetBase::Compiled {
   std::vector<int> key;  ///< input shapes, then requested blobs (NetBase::make_key)
   graph::Plan plan;
   std::vector<std::unique_ptr<net::AnyLayer>> own;  ///< by node; null: the shared layer
+#ifdef INFER_HAS_VULKAN
+  std::unique_ptr<net::gpu::PlanWeights> gpu;  ///< the GPU steps' weights (Vulkan targets)
+#endif
+  const net::AnyLayer* layer(const NetBase::State& st, int node) const;
 };
 struct NetBase::State {
   struct InputDecl {
@@ -45,6 +52,9 @@ struct NetBase::State {
   std::list<std::shared_ptr<const Compiled>> plans;
   std::size_t plan_limit = 16;
   std::vector<std::unique_ptr<NetContext>> pool;
+#ifdef INFER_HAS_VULKAN
+  std::shared_ptr<net::gpu::Device> gpu;  ///< opened by the first plan with GPU steps
+#endif
 
   void forget_plans() {
     std::lock_guard lock(mutex);
@@ -52,6 +62,11 @@ struct NetBase::State {
     prepared.assign(layers.size(), {});
   }
 };
+
+inline const net::AnyLayer* NetBase::Compiled::layer(const NetBase::State& st, int node) const {
+  const std::size_t n = std::size_t(node);
+  return own[n] ? own[n].get() : st.layers[n].get();
+}
 
 /// A context's memory: the arena laid out for the plan it last ran.
 struct NetContext::Impl {
@@ -74,6 +89,9 @@ struct NetContext::Impl {
   std::vector<Mat> outputs;
   bool profile = false;
   std::vector<StepTiming> timings;
+#ifdef INFER_HAS_VULKAN
+  std::unique_ptr<net::gpu::Run> gpu;  ///< the plan's GPU arena and recorded segments
+#endif
 
   ~Impl() {
     bufs.clear();
@@ -456,6 +474,30 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
                         spec_of(s.node).name, ps.message());
     if (!c->own[n]) st.prepared[n] = want;
   }
+  bool on_gpu = false;
+  for (const graph::StepDesc& s : p.steps) on_gpu = on_gpu || s.device != graph::Device::cpu;
+  if (on_gpu) {
+#ifdef INFER_HAS_VULKAN
+    if (!st.gpu) {
+      auto dev = net::gpu::open_device(opt_.vulkan_device);
+      if (!dev.ok())
+        return make_error("{}: the target places layers on the GPU: {}", st.file.source,
+                          dev.message());
+      st.gpu = std::move(*dev);
+    }
+    if (p.target.gpu_storage == ElemType::f16 && !st.gpu->ctx->info().fp16_storage)
+      return make_error("{}: {} has no 16-bit storage for the target's f16 GPU storage (set "
+                        "gpu_storage = f32)",
+                        st.file.source, st.gpu->ctx->info().name);
+    auto w = net::gpu::upload_weights(st.gpu, p, [&](int node) { return c->layer(st, node); });
+    if (!w.ok()) return make_error("{}: uploading the weights: {}", st.file.source, w.message());
+    c->gpu = std::move(*w);
+#else
+    return make_error("{}: the target places layers on the GPU, and infer was built without the "
+                      "Vulkan backend (INFER_VULKAN=OFF)",
+                      st.file.source);
+#endif
+  }
   return std::shared_ptr<const Compiled>(std::move(c));
 }
 
@@ -488,6 +530,20 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     auto c = net.compiled_for(x.key);
     INFER_TRY(c);
     INFER_TRY(x.bind(std::move(*c)));
+#ifdef INFER_HAS_VULKAN
+    x.gpu.reset();
+    if (x.compiled->gpu) {
+      const NetBase::Compiled& cc = *x.compiled;
+      auto r = net::gpu::Run::record(
+          cc.plan, *cc.gpu, [&](int node) { return cc.layer(*net.state_, node); },
+          [&](std::size_t k) { return net.step_text(cc, k); });
+      if (!r.ok()) {
+        x.compiled.reset();
+        return make_error("{}: {}", net.state_->file.source, r.message());
+      }
+      x.gpu = std::move(*r);
+    }
+#endif
   }
   const NetBase::Compiled& c = *x.compiled;
   const graph::Plan& p = c.plan;
@@ -507,11 +563,26 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     const auto start = x.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     Status r;
     std::string_view what;
+#ifdef INFER_HAS_VULKAN
+    if (const int seg = x.gpu ? x.gpu->segment_at(k) : -1; seg >= 0) {
+      // A run of GPU steps: recorded once, one submit and one wait here.
+      const std::size_t end = x.gpu->segment_end(seg);
+      r = x.gpu->run_segment(seg, x.bufs);
+      if (!r.ok())
+        return make_error("{}: steps {}..{} on the GPU: {}", source, k, end - 1, r.message());
+      if (x.profile) {
+        const auto stop = std::chrono::steady_clock::now();
+        x.timings.push_back({fmt::format("gpu steps {}..{} ({} to {})", k, end - 1,
+                                         net.step_text(c, k), net.step_text(c, end - 1)),
+                             std::chrono::duration<double, std::milli>(stop - start).count()});
+      }
+      k = end - 1;
+      continue;
+    }
+#endif
     if (s.device != graph::Device::cpu) {
-      // The composer places steps on the GPU for a Vulkan target (print the plan to see where);
-      // running them needs the Vulkan executor, which infer::Net does not have yet.
       what = s.kind == graph::StepDesc::layer ? net.spec_of(s.node).name : "transfer";
-      r = make_error("runs on the GPU; infer::Net has no Vulkan executor yet (use a CPU target)");
+      r = make_error("a GPU step outside the recorded segments");
     } else if (s.kind == graph::StepDesc::cast) {
       what = "cast";
       r = cast(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.type, x.opt);

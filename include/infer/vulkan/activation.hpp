@@ -1,35 +1,78 @@
 // The activation kernel on the GPU (shaders/activation.comp): one dispatch over every stored value
-// of a blob, in place, f32 or f16 storage. The standalone activation layers run it; a GPU
-// convolution applies the same functions in its epilogue.
+// of a blob, in place, f32 or f16 storage. The standalone activation layers run it; the GPU
+// convolution applies the same functions (shaders/activation.glsl) in its epilogue.
 #pragma once
 
 #include <algorithm>
-#include <string_view>
-#include <infer/vulkan/command.hpp>
-#include <infer/vulkan/pipeline.hpp>
+#include <infer/kernels/activation.hpp>
+#include <infer/layers/detail/activation_param.hpp>
+#include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/activation_f16.hpp>
 #include <infer_shaders/activation_f32.hpp>
 
 namespace infer::vk {
 
-/// Activation kinds of shaders/activation.glsl: none, ncnn's 1..6, then Swish, TanH, HardSigmoid.
-enum class Activation { none = 0, relu = 1, leaky_relu = 2, clip = 3, sigmoid = 4, mish = 5, hardswish = 6,
-                        swish = 7, tanh = 8, hardsigmoid = 9 };
+/// Activation kinds of shaders/activation.glsl: none, ncnn's 1..6, then Swish, TanH, HardSigmoid,
+/// a scale.
+enum class Activation {
+  none = 0,
+  relu = 1,
+  leaky_relu = 2,
+  clip = 3,
+  sigmoid = 4,
+  mish = 5,
+  hardswish = 6,
+  swish = 7,
+  tanh = 8,
+  hardsigmoid = 9,
+  scale = 10  ///< x * p0 (Dropout)
+};
 
-/// Whether the shaders can read and write `type` on ctx's device (f32; f16 with 16-bit storage).
-inline Status check_storage(const Context& ctx, ElemType type, std::string_view what) {
-  if (type != ElemType::f32 && type != ElemType::f16)
-    return make_error("{}: storage {} is not f32 or f16", what, to_string(type));
-  if (type == ElemType::f16 && !ctx.info().fp16_storage)
-    return make_error("{}: {} has no 16-bit storage (storageBuffer16BitAccess) for an f16 blob",
-                      what, ctx.info().name);
-  return {};
+/// An activation as the shaders take it: the kind and its two parameters.
+struct GpuActivation {
+  Activation kind = Activation::none;
+  float p0 = 0.f, p1 = 0.f;
+};
+
+/// The shaders' form of ncnn's fused activation (9=activation_type, 10=activation_params).
+inline GpuActivation gpu_activation(const layers::ActivationParam& a) {
+  switch (a.type) {
+    case 1:  // ncnn ignores the parameters of type 1
+      return {Activation::relu, 0.f, 0.f};
+    case 2:
+      return {Activation::leaky_relu, a.params[0], 0.f};
+    case 3:
+      return {Activation::clip, a.params[0], a.params[1]};
+    case 4:
+      return {Activation::sigmoid, 0.f, 0.f};
+    case 5:
+      return {Activation::mish, 0.f, 0.f};
+    case 6:
+      return {Activation::hardswish, a.params[0], a.params[1]};
+    default:
+      return {};
+  }
 }
 
+/// The shaders' form of an activation functor (what the standalone activation layers apply).
+inline GpuActivation gpu_activation(act::ReLU f) { return {Activation::relu, f.slope, 0.f}; }
+inline GpuActivation gpu_activation(act::Clip f) { return {Activation::clip, f.min, f.max}; }
+inline GpuActivation gpu_activation(act::Sigmoid) { return {Activation::sigmoid}; }
+inline GpuActivation gpu_activation(act::Mish) { return {Activation::mish}; }
+inline GpuActivation gpu_activation(act::HardSwish f) {
+  return {Activation::hardswish, f.alpha, f.beta};
+}
+inline GpuActivation gpu_activation(act::Swish) { return {Activation::swish}; }
+inline GpuActivation gpu_activation(act::TanH) { return {Activation::tanh}; }
+inline GpuActivation gpu_activation(act::HardSigmoid f) {
+  return {Activation::hardsigmoid, f.alpha, f.beta};
+}
+inline GpuActivation gpu_activation(act::ScaleBy f) { return {Activation::scale, f.scale, 0.f}; }
+
 /// Records `act` (parameters p0, p1 as the shader reads them) over `blob` in place.
-inline Status record_activation(Command& cmd, PipelineCache& cache, const VkMat& blob,
-                                Activation act, float p0 = 0.f, float p1 = 0.f) {
-  INFER_TRY(check_storage(cmd.context(), blob.type(), "Vulkan activation"));
+inline Status record_activation(Recorder& rec, const VkMat& blob, Activation act, float p0 = 0.f,
+                                float p1 = 0.f) {
+  INFER_TRY(check_storage(rec, blob.type(), "Vulkan activation"));
   const bool f16 = blob.type() == ElemType::f16;
   const ShaderCode code{f16 ? "activation.comp (f16)" : "activation.comp (f32)",
                         f16 ? std::span<const std::uint32_t>(shaders::activation_f16)
@@ -38,15 +81,18 @@ inline Status record_activation(Command& cmd, PipelineCache& cache, const VkMat&
   const SpecValue spec[] = {SpecValue::of(3, int(act)), SpecValue::of(4, p0),
                             SpecValue::of(5, p1)};
   constexpr std::uint32_t kLocal = 64;
-  auto p = cache.get(code, {kLocal, 1, 1}, spec);
-  INFER_TRY(p);
   const std::size_t n = blob.total() * std::size_t(blob.elempack());
   if (n > 0xFFFFFFFFu) return make_error("Vulkan activation: {} values is more than 2^32", n);
   const std::uint32_t count = std::uint32_t(n);
   const VkMat* blobs[] = {&blob};
   const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
   const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
-  return cmd.dispatch(**p, blobs, std::as_bytes(std::span(&count, 1)), {gx, gy, 1});
+  return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(&count, 1)),
+                      {gx, gy, 1});
+}
+
+inline Status record_activation(Recorder& rec, const VkMat& blob, const GpuActivation& a) {
+  return record_activation(rec, blob, a.kind, a.p0, a.p1);
 }
 
 }  // namespace infer::vk

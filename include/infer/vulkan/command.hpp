@@ -7,7 +7,9 @@
 #include <infer/vulkan/buffer.hpp>
 #include <infer/vulkan/context.hpp>
 #include <infer/vulkan/pipeline.hpp>
+#include <infer/vulkan/recorder.hpp>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -113,7 +115,10 @@ class Command {
   Status submit_and_wait() {
     return guard(fmt::format("running a command buffer on {}", ctx_->info().name), [&] {
       const ::vk::CommandBuffer cb = **cmd_;
-      ctx_->queue().submit(::vk::SubmitInfo({}, {}, cb), **fence_);
+      {
+        std::lock_guard lock(ctx_->queue_mutex());
+        ctx_->queue().submit(::vk::SubmitInfo({}, {}, cb), **fence_);
+      }
       const auto r = ctx_->device().waitForFences(**fence_, VK_TRUE, UINT64_MAX);
       if (r != ::vk::Result::eSuccess) throw std::runtime_error(::vk::to_string(r));
       ctx_->device().resetFences(**fence_);
@@ -128,6 +133,35 @@ class Command {
   std::unique_ptr<::vk::raii::DescriptorPool> descriptors_;
   std::unique_ptr<::vk::raii::Fence> fence_;
   std::vector<::vk::raii::DescriptorSet> sets_;
+};
+
+/// A Recorder over a Command being recorded, with pipelines from a cache.
+class CommandRecorder final : public Recorder {
+ public:
+  CommandRecorder(Command& cmd, PipelineCache& cache) : cmd_(&cmd), cache_(&cache) {}
+  std::string_view device_name() const override { return cmd_->context().info().name; }
+  bool fp16_storage() const override { return cmd_->context().info().fp16_storage; }
+  Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,
+                  std::span<const SpecValue> spec, std::span<const VkMat* const> blobs,
+                  std::span<const std::byte> push, std::array<std::uint32_t, 3> groups) override {
+    auto p = cache_->get(code, local, spec);
+    INFER_TRY(p);
+    return cmd_->dispatch(**p, blobs, push, groups);
+  }
+  Status copy(const VkMat& src, std::size_t src_offset, const VkMat& dst, std::size_t dst_offset,
+              std::size_t bytes) override {
+    if (src.empty() || dst.empty()) return make_error("Vulkan: copy of an unbound blob");
+    if (src_offset + bytes > src.bytes() || dst_offset + bytes > dst.bytes())
+      return make_error("Vulkan: copy of {} bytes at {} -> {} outside the blobs ({} and {} bytes)",
+                        bytes, src_offset, dst_offset, src.bytes(), dst.bytes());
+    return cmd_->copy(*src.buffer(), src.offset() + src_offset, *dst.buffer(),
+                      dst.offset() + dst_offset, bytes);
+  }
+  Status barrier() override { return cmd_->barrier(); }
+
+ private:
+  Command* cmd_;
+  PipelineCache* cache_;
 };
 
 }  // namespace infer::vk

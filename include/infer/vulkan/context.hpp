@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <infer/status.hpp>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,6 +103,9 @@ class Context {
   const ::vk::raii::Device& device() const { return *device_; }
   const ::vk::raii::PhysicalDevice& physical() const { return *physical_; }
   const ::vk::raii::Queue& queue() const { return *queue_; }
+  /// Held while submitting: a queue takes one submit at a time (contexts of one network run on
+  /// several threads).
+  std::mutex& queue_mutex() const { return queue_mutex_; }
   std::uint32_t queue_family() const { return family_; }
 
   /// The index of a memory type with `required` properties among `type_bits`; nullopt if none.
@@ -247,6 +251,7 @@ class Context {
   std::unique_ptr<::vk::raii::PhysicalDevice> physical_;
   std::unique_ptr<::vk::raii::Device> device_;
   std::unique_ptr<::vk::raii::Queue> queue_;
+  mutable std::mutex queue_mutex_;
   std::uint32_t family_ = 0;
   DeviceInfo info_;
 };

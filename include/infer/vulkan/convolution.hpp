@@ -5,8 +5,7 @@
 #pragma once
 
 #include <infer/vulkan/activation.hpp>
-#include <infer/vulkan/command.hpp>
-#include <infer/vulkan/pipeline.hpp>
+#include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/convolution_f16.hpp>
 #include <infer_shaders/convolution_f32.hpp>
 
@@ -20,26 +19,35 @@ struct ConvolutionParams {
   int stride_w = 1, stride_h = 1;
   int pad_left = 0, pad_top = 0;
   int group = 1;
-  Activation act = Activation::none;  ///< applied to the sum plus bias before the store
-  float p0 = 0.f, p1 = 0.f;           ///< the activation's parameters
+  float pad_value = 0.f;  ///< what taps outside the input read (ncnn's 18=pad_value)
+  GpuActivation act;  ///< applied to the sum plus bias before the store
 };
 
-/// Records top = act(conv(bottom, weights) + bias). Blobs are 3-D, of one storage type (weights
-/// and bias too, 1-D at pack 1); weights hold outc * (c / group) * kernel_h * kernel_w values in
-/// ncnn's order; `bias` may be null. Mismatched shapes, types or counts are errors naming them.
-inline Status record_convolution(Command& cmd, PipelineCache& cache, const VkMat& bottom,
-                                 const VkMat& top, const VkMat& weights, const VkMat* bias,
+/// Records top = act(conv(bottom, weights) + bias). Blobs are 3-D, or 1-D read as 1x1 with w
+/// channels (InnerProduct over a flat blob: a window over the whole input, 1x1 out); all of one
+/// storage type (weights and bias too, 1-D at pack 1); weights hold outc * (c / group) *
+/// kernel_h * kernel_w values in ncnn's order; `bias` may be null. Mismatched shapes, types or
+/// counts are errors naming them.
+inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat& top,
+                                 const VkMat& weights, const VkMat* bias,
                                  const ConvolutionParams& cp) {
-  const Shape& in = bottom.shape();
-  const Shape& out = top.shape();
-  if (in.dims != 3 || out.dims != 3)
-    return make_error("Vulkan convolution: blobs must be 3-D, got {}-D input and {}-D output",
-                      in.dims, out.dims);
+  // A 1-D blob of c values at pack p is c / p packed elements in a row: 1x1, channel step 1.
+  auto as_3d = [](const VkMat& m) {
+    return m.shape().dims == 1 ? Shape::of(1, 1, m.shape().w) : m.shape();
+  };
+  const Shape in = as_3d(bottom), out = as_3d(top);
+  const std::size_t cstep = bottom.shape().dims == 1 ? 1 : bottom.cstep();
+  const std::size_t out_cstep = top.shape().dims == 1 ? 1 : top.cstep();
+  if ((bottom.shape().dims != 3 && bottom.shape().dims != 1) ||
+      (top.shape().dims != 3 && top.shape().dims != 1))
+    return make_error("Vulkan convolution: blobs must be 3-D (or 1-D), got {}-D input and {}-D "
+                      "output",
+                      bottom.shape().dims, top.shape().dims);
   for (const VkMat* m : {&top, &weights, bias})
     if (m && m->type() != bottom.type())
       return make_error("Vulkan convolution: storage types differ ({} and {})",
                         to_string(bottom.type()), to_string(m->type()));
-  INFER_TRY(check_storage(cmd.context(), bottom.type(), "Vulkan convolution"));
+  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan convolution"));
   for (int pack : {bottom.elempack(), top.elempack()})
     if (pack != 1 && pack != 4)
       return make_error("Vulkan convolution: pack {} (the kernel reads packs 1 and 4)", pack);
@@ -79,17 +87,15 @@ inline Status record_convolution(Command& cmd, PipelineCache& cache, const VkMat
       SpecValue::of(7, cp.stride_w),      SpecValue::of(8, cp.stride_h),
       SpecValue::of(9, cp.group),         SpecValue::of(10, bottom.elempack()),
       SpecValue::of(11, top.elempack()),  SpecValue::of(12, bias ? 1 : 0),
-      SpecValue::of(13, int(cp.act)),     SpecValue::of(14, cp.p0),
-      SpecValue::of(15, cp.p1)};
+      SpecValue::of(13, int(cp.act.kind)), SpecValue::of(14, cp.act.p0),
+      SpecValue::of(15, cp.act.p1),       SpecValue::of(16, cp.pad_value)};
   constexpr std::uint32_t kLocal[3] = {8, 8, 1};
-  auto p = cache.get(code, {kLocal[0], kLocal[1], kLocal[2]}, spec);
-  INFER_TRY(p);
-  const std::int32_t push[10] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
-                                 out.w, out.h, out.c, std::int32_t(top.cstep()),
+  const std::int32_t push[10] = {in.w,  in.h,  in.c,  std::int32_t(cstep),
+                                 out.w, out.h, out.c, std::int32_t(out_cstep),
                                  cp.pad_left, cp.pad_top};
   // The bias binding must name a buffer even without a bias: the weights stand in, unread.
   const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights};
-  return cmd.dispatch(**p, blobs, std::as_bytes(std::span(push)),
+  return rec.dispatch(code, {kLocal[0], kLocal[1], kLocal[2]}, spec, blobs, std::as_bytes(std::span(push)),
                       {(std::uint32_t(out.w) + kLocal[0] - 1) / kLocal[0],
                        (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1], std::uint32_t(out.c)});
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <infer/vulkan/context.hpp>
+#include <infer/vulkan/shader.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,26 +18,6 @@
 #include <vector>
 
 namespace infer::vk {
-
-/// A shader module's SPIR-V and its interface.
-struct ShaderCode {
-  std::string_view name;               ///< for errors: the shader file and variant
-  std::span<const std::uint32_t> spirv;
-  std::uint32_t bindings = 1;          ///< storage buffers 0..bindings-1
-  std::uint32_t push_bytes = 0;        ///< size of the push-constant block
-};
-
-/// A specialization constant's value (bit pattern of an int, uint or float).
-struct SpecValue {
-  std::uint32_t id = 0;
-  std::uint32_t bits = 0;
-  static SpecValue of(std::uint32_t id, int v) { return {id, std::uint32_t(v)}; }
-  static SpecValue of(std::uint32_t id, float v) {
-    std::uint32_t b;
-    std::memcpy(&b, &v, 4);
-    return {id, b};
-  }
-};
 
 /// A compute pipeline and the layouts its dispatches need.
 class Pipeline {

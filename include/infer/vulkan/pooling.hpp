@@ -6,8 +6,7 @@
 
 #include <infer/kernels/pooling.hpp>
 #include <infer/vulkan/activation.hpp>
-#include <infer/vulkan/command.hpp>
-#include <infer/vulkan/pipeline.hpp>
+#include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/pooling_f16.hpp>
 #include <infer_shaders/pooling_f32.hpp>
 
@@ -17,7 +16,7 @@ enum class PoolType { max = 0, average = 1 };
 
 /// Records top = pool(bottom) with windows `x` and `y`. bottom is 3-D; top is 3-D with the same
 /// channels, or (global pooling) 1-D of c values with x and y spanning the whole input.
-inline Status record_pooling(Command& cmd, PipelineCache& cache, const VkMat& bottom,
+inline Status record_pooling(Recorder& rec, const VkMat& bottom,
                              const VkMat& top, PoolType type, const kernels::PoolAxis& x,
                              const kernels::PoolAxis& y) {
   const Shape& in = bottom.shape();
@@ -33,7 +32,7 @@ inline Status record_pooling(Command& cmd, PipelineCache& cache, const VkMat& bo
     return make_error("Vulkan pooling: input {} pack {} and output {} pack {} differ",
                       to_string(bottom.type()), bottom.elempack(), to_string(top.type()),
                       top.elempack());
-  INFER_TRY(check_storage(cmd.context(), bottom.type(), "Vulkan pooling"));
+  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan pooling"));
   if (bottom.elempack() != 1 && bottom.elempack() != 4)
     return make_error("Vulkan pooling: pack {} (the kernel reads packs 1 and 4)",
                       bottom.elempack());
@@ -64,8 +63,6 @@ inline Status record_pooling(Command& cmd, PipelineCache& cache, const VkMat& bo
                             SpecValue::of(8, y.stride),
                             SpecValue::of(9, x.adaptive_out > 0 ? 1 : 0)};
   constexpr std::uint32_t kLocal[3] = {8, 8, 1};
-  auto p = cache.get(code, {kLocal[0], kLocal[1], kLocal[2]}, spec);
-  INFER_TRY(p);
   // A 1-D output at pack p is c / p packed elements in a row: channel step 1.
   const std::int32_t out_cstep = global ? 1 : std::int32_t(top.cstep());
   const std::int32_t push[13] = {in.w,          in.h,         in.c,          std::int32_t(bottom.cstep()),
@@ -73,7 +70,7 @@ inline Status record_pooling(Command& cmd, PipelineCache& cache, const VkMat& bo
                                  y.pad,         x.count_begin, x.count_end, y.count_begin,
                                  y.count_end};
   const VkMat* blobs[] = {&bottom, &top};
-  return cmd.dispatch(**p, blobs, std::as_bytes(std::span(push)),
+  return rec.dispatch(code, {kLocal[0], kLocal[1], kLocal[2]}, spec, blobs, std::as_bytes(std::span(push)),
                       {(std::uint32_t(outw) + kLocal[0] - 1) / kLocal[0],
                        (std::uint32_t(outh) + kLocal[1] - 1) / kLocal[1], std::uint32_t(in.c)});
 }

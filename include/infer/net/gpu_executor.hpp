@@ -1,0 +1,256 @@
+// infer::Net's GPU side (with INFER_HAS_VULKAN): the device a network runs on, the weights of a
+// plan's GPU steps uploaded once when the plan is made, and each context's recording of the plan.
+// A plan's steps in order fall into segments: runs of consecutive GPU steps (layers, uploads,
+// downloads) between CPU steps. Each segment is recorded once into its own command buffer (a
+// barrier between dependent steps) and replayed on every forward: the host writes the segment's
+// uploads into staging memory, submits once, waits once, and reads its downloads back. A plan
+// wholly on the GPU is one segment: one submit, one fence wait per forward.
+#pragma once
+
+#include <cstring>
+#include <infer/element.hpp>
+#include <infer/graph/plan.hpp>
+#include <infer/net/any_layer.hpp>
+#include <infer/vulkan/buffer.hpp>
+#include <infer/vulkan/command.hpp>
+#include <infer/vulkan/context.hpp>
+#include <infer/vulkan/pipeline.hpp>
+#include <infer/vulkan/recorder.hpp>
+#include <infer/vulkan/relayout.hpp>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace infer::net::gpu {
+
+/// A Vulkan device and its pipelines, shared by a network, its plans and its contexts.
+struct Device {
+  std::unique_ptr<vk::Context> ctx;
+  std::unique_ptr<vk::PipelineCache> pipelines;
+};
+
+/// Opens device `index` (-1: the best one the loader lists).
+inline Result<std::shared_ptr<Device>> open_device(int index) {
+  vk::DeviceChoice choice;
+  if (index >= 0) choice.index = std::uint32_t(index);
+  auto ctx = vk::Context::create(choice);
+  INFER_TRY(ctx);
+  auto d = std::make_shared<Device>();
+  d->ctx = std::move(*ctx);
+  d->pipelines = std::make_unique<vk::PipelineCache>(*d->ctx);
+  return d;
+}
+
+/// Collects the weights layers add into one host image (each tensor 256-byte aligned, converted
+/// to the storage type); the device buffer is made from it once every layer has added its own.
+class StagedUploader final : public vk::Uploader {
+ public:
+  explicit StagedUploader(ElemType type) : type_(type) {}
+  ElemType type() const override { return type_; }
+  Result<vk::VkMat> add(std::span<const float> values) override {
+    if (values.empty()) return make_error("Vulkan upload: an empty weight tensor");
+    const std::size_t offset = (bytes_.size() + 255) / 256 * 256;
+    const vk::VkMat m(nullptr, offset, Shape::of(int(values.size())), type_, 1);
+    bytes_.resize(offset + m.bytes());
+    if (type_ == ElemType::f16) {
+      auto* dst = reinterpret_cast<f16*>(bytes_.data() + offset);
+      for (std::size_t i = 0; i < values.size(); ++i) dst[i] = f32_to_f16(values[i]);
+    } else {
+      std::memcpy(bytes_.data() + offset, values.data(), values.size() * sizeof(float));
+    }
+    added_.push_back(m);
+    return m;
+  }
+  /// Takes what was added since the last call (one step's weights).
+  std::vector<vk::VkMat> take() { return std::exchange(added_, {}); }
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+ private:
+  ElemType type_;
+  std::vector<std::byte> bytes_;
+  std::vector<vk::VkMat> added_;
+};
+
+/// The weights of one plan's GPU steps, in device memory.
+struct PlanWeights {
+  std::shared_ptr<Device> device;
+  std::unique_ptr<vk::Buffer> buffer;
+  std::vector<std::vector<vk::VkMat>> by_step;  ///< empty for steps without weights
+};
+
+/// Uploads the weights of every GPU layer step of `p`; layer(node) is the layer a step runs.
+template <class LayerOf>
+Result<std::unique_ptr<PlanWeights>> upload_weights(std::shared_ptr<Device> device,
+                                                    const graph::Plan& p, LayerOf&& layer) {
+  auto w = std::make_unique<PlanWeights>();
+  w->device = std::move(device);
+  w->by_step.resize(p.steps.size());
+  // One uploader per storage type the GPU steps use (f16 by default; f32 when the target says).
+  StagedUploader up(p.target.gpu_storage == ElemType::f16 ? ElemType::f16 : ElemType::f32);
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    const graph::StepDesc& s = p.steps[k];
+    if (s.kind != graph::StepDesc::layer || s.device != graph::Device::vulkan) continue;
+    INFER_TRY(layer(s.node)->upload_vulkan(up));
+    w->by_step[k] = up.take();
+  }
+  if (up.bytes().empty()) return w;
+  const vk::Context& ctx = *w->device->ctx;
+  auto buffer = vk::Buffer::create(ctx, up.bytes().size(), vk::MemoryKind::device);
+  INFER_TRY(buffer);
+  auto staging = vk::Buffer::create(ctx, up.bytes().size(), vk::MemoryKind::staging);
+  INFER_TRY(staging);
+  std::memcpy((*staging)->mapped(), up.bytes().data(), up.bytes().size());
+  auto cmd = vk::Command::create(ctx, 1, 1);
+  INFER_TRY(cmd);
+  INFER_TRY((*cmd)->begin());
+  INFER_TRY((*cmd)->copy(**staging, 0, **buffer, 0, up.bytes().size()));
+  INFER_TRY((*cmd)->end());
+  INFER_TRY((*cmd)->submit_and_wait());
+  w->buffer = std::move(*buffer);
+  for (std::vector<vk::VkMat>& step : w->by_step)
+    for (vk::VkMat& m : step)
+      m = vk::VkMat(w->buffer.get(), m.offset(), m.shape(), m.type(), m.elempack());
+  return w;
+}
+
+/// One context's GPU side of a plan: the GPU arena, the staging memory of its transfers and the
+/// recorded segments.
+class Run {
+ public:
+  struct Transfer {
+    int host = -1;               ///< the host buffer (read by an upload, written by a download)
+    std::size_t staging = 0;     ///< its bytes in the staging buffer
+    std::size_t bytes = 0;
+  };
+  struct Segment {
+    std::size_t first = 0, end = 0;  ///< steps [first, end)
+    std::unique_ptr<vk::Command> cmd;
+    std::vector<Transfer> uploads, downloads;
+  };
+
+  /// Lays the plan's GPU buffers out in a new arena and records its segments. `layer(node)` is the
+  /// layer a step runs; `name(step)` names a step for errors.
+  template <class LayerOf, class NameOf>
+  static Result<std::unique_ptr<Run>> record(const graph::Plan& p, const PlanWeights& weights,
+                                             LayerOf&& layer, NameOf&& name) {
+    auto run = std::unique_ptr<Run>(new Run());
+    Device& dev = *weights.device;
+    run->device_ = weights.device;
+    const vk::Context& ctx = *dev.ctx;
+    if (p.gpu_arena_bytes > 0) {
+      auto arena = vk::Buffer::create(ctx, p.gpu_arena_bytes, vk::MemoryKind::device);
+      INFER_TRY(arena);
+      run->arena_ = std::move(*arena);
+    }
+    run->bufs_.resize(p.buffers.size());
+    for (std::size_t b = 0; b < p.buffers.size(); ++b) {
+      const graph::BufferDesc& d = p.buffers[b];
+      if (d.device == graph::Device::vulkan)
+        run->bufs_[b] = vk::VkMat(run->arena_.get(), d.offset, d.shape, d.type, d.pack);
+    }
+    // Staging: one region per transfer.
+    std::size_t staging_bytes = 0;
+    std::vector<std::size_t> staging_at(p.steps.size(), 0);
+    for (std::size_t k = 0; k < p.steps.size(); ++k) {
+      const graph::StepDesc& s = p.steps[k];
+      if (s.kind != graph::StepDesc::upload && s.kind != graph::StepDesc::download) continue;
+      staging_at[k] = staging_bytes;
+      staging_bytes += (p.buffers[std::size_t(s.out[0])].bytes + 255) / 256 * 256;
+    }
+    if (staging_bytes > 0) {
+      auto staging = vk::Buffer::create(ctx, staging_bytes, vk::MemoryKind::staging);
+      INFER_TRY(staging);
+      run->staging_ = std::move(*staging);
+    }
+    run->segment_at_.assign(p.steps.size(), -1);
+    for (std::size_t k = 0; k < p.steps.size();) {
+      if (p.steps[k].device != graph::Device::vulkan) {
+        ++k;
+        continue;
+      }
+      Segment seg;
+      seg.first = k;
+      while (k < p.steps.size() && p.steps[k].device == graph::Device::vulkan) ++k;
+      seg.end = k;
+      auto cmd = vk::Command::create(ctx, std::uint32_t(4 * (seg.end - seg.first) + 16),
+                                     std::uint32_t(16 * (seg.end - seg.first) + 64));
+      INFER_TRY(cmd);
+      seg.cmd = std::move(*cmd);
+      INFER_TRY(run->record_segment(p, weights, seg, staging_at, layer, name));
+      run->segment_at_[seg.first] = int(run->segments_.size());
+      run->segments_.push_back(std::move(seg));
+    }
+    return run;
+  }
+
+  /// The segment that starts at step k, or -1.
+  int segment_at(std::size_t k) const { return segment_at_[k]; }
+  std::size_t segment_end(int s) const { return segments_[std::size_t(s)].end; }
+
+  /// Runs segment `s`: uploads from the host buffers, one submit and wait, downloads into them.
+  Status run_segment(int s, std::span<Mat> host) {
+    Segment& seg = segments_[std::size_t(s)];
+    char* staging = staging_ ? static_cast<char*>(staging_->mapped()) : nullptr;
+    for (const Transfer& t : seg.uploads)
+      std::memcpy(staging + t.staging, host[std::size_t(t.host)].data(), t.bytes);
+    INFER_TRY(seg.cmd->submit_and_wait());
+    for (const Transfer& t : seg.downloads)
+      std::memcpy(host[std::size_t(t.host)].data(), staging + t.staging, t.bytes);
+    return {};
+  }
+
+  const vk::Context& context() const { return *device_->ctx; }
+
+ private:
+  Run() = default;
+
+  template <class LayerOf, class NameOf>
+  Status record_segment(const graph::Plan& p, const PlanWeights& weights, Segment& seg,
+                        const std::vector<std::size_t>& staging_at, LayerOf& layer,
+                        NameOf& name) {
+    vk::Command& cmd = *seg.cmd;
+    vk::CommandRecorder rec(cmd, *device_->pipelines);
+    INFER_TRY(cmd.begin());
+    std::vector<vk::VkMat> in, out;
+    for (std::size_t k = seg.first; k < seg.end; ++k) {
+      const graph::StepDesc& s = p.steps[k];
+      Status st;
+      if (s.kind == graph::StepDesc::upload || s.kind == graph::StepDesc::download) {
+        const bool up = s.kind == graph::StepDesc::upload;
+        const int host = up ? s.in[0] : s.out[0];
+        const vk::VkMat& dev = bufs_[std::size_t(up ? s.out[0] : s.in[0])];
+        const Transfer t{host, staging_at[k], dev.bytes()};
+        (up ? seg.uploads : seg.downloads).push_back(t);
+        st = up ? cmd.copy(*staging_, t.staging, *dev.buffer(), dev.offset(), t.bytes)
+                : cmd.copy(*dev.buffer(), dev.offset(), *staging_, t.staging, t.bytes);
+      } else if (s.kind == graph::StepDesc::layer) {
+        in.clear();
+        out.clear();
+        for (int b : s.in) in.push_back(bufs_[std::size_t(b)]);
+        for (int b : s.out) out.push_back(bufs_[std::size_t(b)]);
+        vk::GpuStep gs;
+        gs.type = s.type;
+        gs.pack = s.pack;
+        gs.act = s.act;
+        gs.weights = weights.by_step[k];
+        st = layer(s.node)->forward_vulkan(in, out, gs, rec);
+      } else {
+        // A cast or repack between two GPU buffers of one blob.
+        st = vk::record_relayout(rec, bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])]);
+      }
+      if (!st.ok())
+        return make_error("recording step {} ({}) on {}: {}", k, name(k),
+                          device_->ctx->info().name, st.message());
+      INFER_TRY(cmd.barrier());
+    }
+    return cmd.end();
+  }
+
+  std::shared_ptr<Device> device_;
+  std::unique_ptr<vk::Buffer> arena_, staging_;
+  std::vector<vk::VkMat> bufs_;
+  std::vector<Segment> segments_;
+  std::vector<int> segment_at_;
+};
+
+}  // namespace infer::net::gpu

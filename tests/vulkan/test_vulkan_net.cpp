@@ -1,0 +1,190 @@
+// infer::Net on the Vulkan device (lavapipe in CI): the networks of models/ with a Vulkan target
+// against the same network on the CPU (random weights, one input), at f32 and f16 GPU storage;
+// the plan's GPU steps and transfers; a plan wholly on the GPU recorded as one segment; errors.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <infer/graph/print.hpp>
+#include <infer/net.hpp>
+#include <string>
+
+#include "support/model_compare.hpp"
+#include "vulkan/support.hpp"
+
+#ifndef INFER_MODELS_DIR
+#error "INFER_MODELS_DIR must name the models/ directory"
+#endif
+
+namespace {
+
+/// models/ as built in, or where INFER_MODELS_DIR says at run time (a copy on another machine).
+std::filesystem::path model_path(const std::string& name) {
+  const char* dir = std::getenv("INFER_MODELS_DIR");
+  return std::filesystem::path(dir ? dir : INFER_MODELS_DIR) / (name + ".param");
+}
+
+infer::graph::Target gpu_target(infer::ElemType storage) {
+  infer::graph::Target t;
+  t.device = infer::graph::Device::vulkan;
+  t.gpu_storage = storage;
+  return t;
+}
+
+infer::Option gpu_option() {
+  infer::Option opt;
+  opt.num_threads = 2;
+  opt.vulkan_device = int(infer::vk::test::g_ctx->info().index);
+  return opt;
+}
+
+/// Runs `name` on the CPU and on the GPU at `storage` with one input and random weights; returns
+/// the GPU output's error relative to the CPU output's largest value.
+double gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape input = {}) {
+  CAPTURE(name, infer::to_string(storage));
+  infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
+  std::vector<std::byte> bin;
+  REQUIRE(cpu.load_param(model_path(name)).ok());
+  REQUIRE(cpu.load_random_weights(7, &bin).ok());
+  REQUIRE(gpu.load_param(model_path(name)).ok());
+  REQUIRE(gpu.load_model(std::span<const std::byte>(bin), name + ".bin").ok());
+  const infer::Mat in = infer::test::make_model_input(input.dims ? input : cpu.input_shape());
+  // The last layer's input (the logits, where a difference shows before a Softmax squeezes it)
+  // and the network's output.
+  const infer::io::LayerSpec& last = cpu.param().layers.back();
+  const std::string_view blobs[] = {cpu.param().blobs[std::size_t(last.bottoms.at(0))],
+                                    cpu.default_output()};
+  const infer::NamedMat inputs[] = {{cpu.input_names()[0], in}};
+  auto want = cpu.run(inputs, blobs);
+  REQUIRE(want.ok());
+  auto got = gpu.run(inputs, blobs);
+  INFO((got.ok() ? std::string() : got.message()));
+  REQUIRE(got.ok());
+  // Twice: the recorded command buffers replay.
+  auto again = gpu.run(inputs, blobs);
+  REQUIRE(again.ok());
+  double e = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    e = std::max(e, infer::test::relative_error((*got)[i], (*want)[i]));
+    CHECK(infer::test::relative_error((*again)[i], (*got)[i]) == 0.0);
+  }
+  const infer::NamedMat named[] = {{gpu.input_names()[0], in}};
+  const std::string_view outs[] = {gpu.default_output()};
+  auto plan = gpu.plan(named, outs);
+  REQUIRE(plan.ok());
+  std::size_t on_gpu = 0;
+  for (const auto& s : (*plan)->steps) on_gpu += s.device == infer::graph::Device::vulkan;
+  // Printed for the record (CI logs, the GPU machine's runs).
+  fmt::print("{} ({}x{}x{}) {} storage: relative error {:.3g}, {} of {} steps on the GPU\n", name,
+             in.shape().w, in.shape().h, in.shape().c, infer::to_string(storage), e, on_gpu,
+             (*plan)->steps.size());
+  CHECK(on_gpu > 0);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("Vulkan Net: the networks of models/ match the CPU", "[vulkan][net]") {
+  // Inputs smaller than 224 where the network takes any size (its InnerProduct reads a flat
+  // global pooling), to keep lavapipe's time down; 224 where a fixed window ends it (ResNet's
+  // 7x7 pool5), the declared size where an InnerProduct reads a fixed-size map (AlexNet, VGG).
+  const std::pair<const char*, infer::Shape> models[] = {
+      {"squeezenet", infer::Shape::of(96, 96, 3)},   {"mobilenet_v2", infer::Shape::of(96, 96, 3)},
+      {"resnet18", infer::Shape::of(224, 224, 3)},     {"mobilenet", infer::Shape::of(96, 96, 3)},
+      {"shufflenet_v2", infer::Shape::of(96, 96, 3)}, {"mnasnet", infer::Shape::of(96, 96, 3)},
+      {"mobilenet_v3", infer::Shape::of(96, 96, 3)}, {"efficientnet_b0", infer::Shape::of(96, 96, 3)},
+      {"resnet50", infer::Shape::of(224, 224, 3)},
+      {"alexnet", infer::Shape{}}, {"vgg16", infer::Shape{}},
+  };
+  // A CPU implementation (lavapipe in CI) runs the large networks (224x224 and up) at the default
+  // f16 storage only; a GPU runs every network at both storage types.
+  const bool cpu_device = infer::vk::test::g_ctx->info().kind == "cpu";
+  const bool fp16 = infer::vk::test::g_ctx->info().fp16_storage;
+  for (const auto& [name, shape] : models) {
+    const bool large = shape.dims == 0 || shape.w >= 224;
+    double f32 = 0;
+    if (!(cpu_device && large && fp16)) {
+      f32 = gpu_vs_cpu(name, infer::ElemType::f32, shape);
+      CHECK(f32 < 1e-4);
+    }
+    // f16 storage rounds every blob to 11 bits: 3e-2 of the largest logit, or, for a network
+    // whose random weights amplify rounding (mobilenet_v3: its f32 run already differs by 7e-5,
+    // about 1000 f32 roundings), that amplification applied to f16's rounding.
+    if (fp16) CHECK(gpu_vs_cpu(name, infer::ElemType::f16, shape) < std::max(3e-2, 2000 * f32));
+  }
+}
+
+TEST_CASE("Vulkan Net: the plan shows GPU steps, transfers and the GPU arena", "[vulkan][net]") {
+  infer::Net net(gpu_target(infer::ElemType::f16), gpu_option());
+  REQUIRE(net.load_param(model_path("squeezenet")).ok());
+  REQUIRE(net.load_random_weights(3).ok());
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(64, 64, 3));
+  const infer::NamedMat named[] = {{net.input_names()[0], in}};
+  const std::string_view outs[] = {net.default_output()};
+  auto plan = net.plan(named, outs);
+  REQUIRE(plan.ok());
+  const std::string text = infer::graph::format_plan(**plan);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("Convolution 'conv1'") && Catch::Contains("[gpu]") &&
+                       Catch::Contains("upload -> gpu") && Catch::Contains("download -> cpu") &&
+                       Catch::Contains("gpu arena"));
+}
+
+TEST_CASE("Vulkan Net: a device index past the list is an error naming the devices",
+          "[vulkan][net][errors]") {
+  infer::Option opt = gpu_option();
+  opt.vulkan_device = 99;
+  infer::Net net(gpu_target(infer::ElemType::f32), opt);
+  REQUIRE(net.load_param(model_path("squeezenet")).ok());
+  REQUIRE(net.load_random_weights(3).ok());
+  auto out = net.run(infer::test::make_model_input(infer::Shape::of(64, 64, 3)));
+  REQUIRE_FALSE(out.ok());
+  CHECK_THAT(out.message(), Catch::Contains("places layers on the GPU") &&
+                                Catch::Contains("device 99 asked for"));
+}
+
+TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU", "[vulkan][net]") {
+  // BatchNorm and Scale that no convolution folds (a Split feeds them), LRN within channels (run
+  // out of place on the GPU), Bias, Scale's two-blob form with a pooled scale, BinaryOp.
+  constexpr const char* kParam =
+      "7767517\n"
+      "9 11\n"
+      "Input in 0 1 data 0=9 1=7 2=8\n"
+      "Split sp 1 3 data d1 d2 d3\n"
+      "BatchNorm bn 1 1 d1 bn 0=8\n"
+      "Scale sc 1 1 bn sc 0=8 1=1\n"
+      "LRN lrn 1 1 sc lrn 0=1 1=3 2=0.5 3=0.75 4=1\n"
+      "Bias bi 1 1 d2 bi 0=8\n"
+      "Pooling gp 1 1 d3 gp 0=1 4=1\n"
+      "Scale sc2 2 1 lrn gp sc2 0=-233 1=0\n"
+      "BinaryOp add 2 1 sc2 bi out 0=0\n";
+  for (infer::ElemType storage : {infer::ElemType::f32, infer::ElemType::f16}) {
+    if (storage == infer::ElemType::f16 && !infer::vk::test::g_ctx->info().fp16_storage) continue;
+    CAPTURE(infer::to_string(storage));
+    infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
+    std::vector<std::byte> bin;
+    REQUIRE(cpu.load_param_text(kParam, "layers.param").ok());
+    REQUIRE(cpu.load_random_weights(5, &bin).ok());
+    REQUIRE(gpu.load_param_text(kParam, "layers.param").ok());
+    REQUIRE(gpu.load_model(std::span<const std::byte>(bin), "layers.bin").ok());
+    const infer::Mat in = infer::test::make_model_input(infer::Shape::of(9, 7, 8));
+    auto want = cpu.run(in);
+    REQUIRE(want.ok());
+    auto got = gpu.run(in);
+    INFO((got.ok() ? std::string() : got.message()));
+    REQUIRE(got.ok());
+    const infer::NamedMat named[] = {{gpu.input_names()[0], in}};
+    const std::string_view outs[] = {gpu.default_output()};
+    auto plan = gpu.plan(named, outs);
+    REQUIRE(plan.ok());
+    const std::string text = infer::graph::format_plan(**plan);
+    INFO(text);
+    for (const char* layer : {"BatchNorm 'bn'", "Scale 'sc'", "LRN 'lrn'", "Bias 'bi'",
+                              "Scale 'sc2'", "BinaryOp 'add'"}) {
+      const std::size_t at = text.find(layer);
+      REQUIRE(at != std::string::npos);
+      CHECK_THAT(text.substr(at, text.find('\n', at) - at), Catch::Contains("[gpu]"));
+    }
+    CHECK(infer::test::relative_error(*got, *want) <
+          (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+  }
+}
