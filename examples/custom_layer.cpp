@@ -6,6 +6,9 @@
 //    layer ncnn does not ship (MyLayer, with two parameters and a weight per channel). MyLayer
 //    names its type, reads its own keys and weights, and is registered with infer::Net before
 //    load_param; the composer then treats it like any built-in layer.
+// 3. On the GPU (a Vulkan build with a device): MyLayer brings its own kernel,
+//    examples/shaders/my_layer.comp, compiled and embedded by infer_add_shaders(); the same .param
+//    then runs with a Vulkan target, MyLayer on the GPU beside the built-in layers.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,6 +18,12 @@
 #include <infer/layers/relu.hpp>
 #include <infer/net.hpp>
 #include <infer/net/custom_layer.hpp>
+#ifdef INFER_HAS_VULKAN
+#include <infer/vulkan/context.hpp>
+#include <infer/vulkan/recorder.hpp>
+#include <infer_shaders/my_layer_f16.hpp>  // examples/shaders/my_layer.comp, f16 storage
+#include <infer_shaders/my_layer_f32.hpp>
+#endif
 
 using namespace infer;
 
@@ -89,8 +98,46 @@ struct MyLayer {
     }
     return {};
   }
+#ifdef INFER_HAS_VULKAN
+  /// Its GPU weights: gamma, handed back in step.weights[0].
+  Status upload_vulkan(infer::vk::Uploader& up) const {
+    auto g = up.add(gamma);
+    INFER_TRY(g);
+    return {};
+  }
+  /// Its GPU forward: its own shader over the blob, in place (after a copy when the plan runs it
+  /// out of place). The plan picks the storage type (f32 or f16) and pack (1 or 4).
+  Status forward_vulkan(std::span<const infer::vk::VkMat> in, std::span<const infer::vk::VkMat> out,
+                        const infer::vk::GpuStep& step, infer::vk::Recorder& rec) const {
+    const infer::vk::VkMat& blob = out[0];
+    if (in[0].buffer() != blob.buffer() || in[0].offset() != blob.offset()) {
+      INFER_TRY(rec.copy(in[0], 0, blob, 0, blob.bytes()));
+      INFER_TRY(rec.barrier());
+    }
+    const bool f16 = step.type == ElemType::f16;
+    const infer::vk::ShaderCode code{f16 ? "my_layer.comp (f16)" : "my_layer.comp (f32)",
+                              f16 ? std::span<const std::uint32_t>(shaders::my_layer_f16)
+                                  : std::span<const std::uint32_t>(shaders::my_layer_f32),
+                              2, 8};
+    const infer::vk::SpecValue spec[] = {infer::vk::SpecValue::of(3, eps), infer::vk::SpecValue::of(4, step.pack)};
+    const std::uint32_t push[2] = {std::uint32_t(blob.total() * std::size_t(blob.elempack())),
+                                   std::uint32_t(blob.cstep())};
+    const infer::vk::VkMat* blobs[] = {&blob, &step.weights[0]};
+    return rec.dispatch(code, {64, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
+                        {(push[0] + 63) / 64, 1, 1});
+  }
+#endif
 };
 static_assert(check_layer<MyLayer>());
+
+/// Prints a failed step's message and leaves main's helper with 1.
+#define INFER_TRY_MAIN(expr)                                                 \
+  do {                                                                       \
+    if (const auto& st_ = (expr); !st_.ok()) {                               \
+      fmt::print(stderr, "{}: {}\n", #expr, st_.message());                  \
+      return 1;                                                              \
+    }                                                                        \
+  } while (0)
 
 /// The guide's four lines (the Input without a shape: it comes with the input).
 constexpr std::string_view kGuideParam = R"(7767517
@@ -100,6 +147,41 @@ Convolution      conv2d   1 1 input conv2d 0=32 1=1 2=1 3=1 4=0 5=0 6=768
 MyLayer          mylayer  1 1 conv2d mylayer0 0=32 1=0.2
 Pooling          maxpool  1 1 mylayer0 maxpool 0=0 1=3 2=2 4=0
 )";
+
+/// Part 3: the same network on a Vulkan device, MyLayer running its own shader there (f32 storage,
+/// so the value checks to the CPU's tolerance).
+int run_guide_model_on_gpu(const std::vector<std::byte>& bin, const Mat& in, float want) {
+#ifdef INFER_HAS_VULKAN
+  if (auto devices = infer::vk::Context::list_devices(); !devices.ok() || devices->empty()) {
+    fmt::print("\n== custom_layer on the GPU: skipped, no Vulkan device\n");
+    return 0;
+  }
+  graph::Target target;
+  target.device = graph::Device::vulkan;
+  target.gpu_storage = ElemType::f32;
+  Net net(target);
+  INFER_TRY_MAIN(register_layer<MyLayer>(net));
+  INFER_TRY_MAIN(net.load_param_text(kGuideParam, "guide.param"));
+  INFER_TRY_MAIN(net.load_model(bin, "guide.bin"));
+  const NamedMat named{"input", in};
+  const std::string_view out_name = "maxpool";
+  auto plan = net.plan(std::span<const NamedMat>(&named, 1),
+                       std::span<const std::string_view>(&out_name, 1));
+  INFER_TRY_MAIN(plan);
+  fmt::print("\n== custom_layer: the same .param on the GPU, MyLayer with its own shader\n{}",
+             graph::format_plan(**plan));
+  auto out = net.run(in, out_name);
+  INFER_TRY_MAIN(out);
+  const float got = out->channel(5).data_as<const float>()[0];
+  fmt::print("GPU: channel 5 value {:.5f}, expected {:.5f}: {}\n", got, want,
+             std::fabs(got - want) < 1e-4f ? "OK" : "MISMATCH");
+  return std::fabs(got - want) < 1e-4f ? 0 : 1;
+#else
+  (void)bin, (void)in, (void)want;
+  fmt::print("\n== custom_layer on the GPU: skipped, built without the Vulkan backend\n");
+  return 0;
+#endif
+}
 
 /// Part 2: the .param through infer::Net with MyLayer registered; checks one output value.
 int run_guide_model() {
@@ -146,7 +228,8 @@ int run_guide_model() {
   const float got = out->channel(5).data_as<const float>()[0];
   fmt::print("maxpool {}x{}x{}, channel 5 value {:.5f}, expected {:.5f}: {}\n", out->w(), out->h(),
              out->c(), got, want, std::fabs(got - want) < 1e-4f ? "OK" : "MISMATCH");
-  return std::fabs(got - want) < 1e-4f ? 0 : 1;
+  if (std::fabs(got - want) >= 1e-4f) return 1;
+  return run_guide_model_on_gpu(bin, in, want);
 }
 
 namespace {

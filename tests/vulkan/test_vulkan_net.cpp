@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <infer/graph/print.hpp>
 #include <infer/net.hpp>
+#include <infer/vulkan/context.hpp>
 #include <string>
 
 #include "support/model_compare.hpp"
@@ -187,4 +188,53 @@ TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU",
     CHECK(infer::test::relative_error(*got, *want) <
           (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
   }
+}
+
+TEST_CASE("Vulkan Net: profiling times each GPU step from the device's timestamps",
+          "[vulkan][net]") {
+  infer::Net net(gpu_target(infer::ElemType::f32), gpu_option());
+  REQUIRE(net.load_param(model_path("squeezenet")).ok());
+  REQUIRE(net.load_random_weights(3).ok());
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(64, 64, 3));
+  infer::NetContext ctx = net.context();
+  REQUIRE(ctx.run(in).ok());
+  ctx.set_profiling(true);
+  const infer::Status st = ctx.run(in);
+  INFO((st.ok() ? std::string() : st.message()));
+  REQUIRE(st.ok());
+  std::size_t gpu_steps = 0;
+  double gpu_ms = 0;
+  for (const infer::StepTiming& t : ctx.step_timings()) {
+    if (t.step.find("[gpu]") == std::string::npos) continue;
+    ++gpu_steps;
+    CHECK(t.ms >= 0);
+    gpu_ms += t.ms;
+  }
+  if (infer::vk::test::g_ctx->info().timestamp_period > 0) {
+    CHECK(gpu_steps > 40);  // squeezenet's layers, one entry each
+    CHECK(gpu_ms > 0);
+  }
+  // Profiling off again: the plan is recorded without timestamps and still runs.
+  ctx.set_profiling(false);
+  REQUIRE(ctx.run(in).ok());
+}
+
+TEST_CASE("Vulkan Net: a lost device is an error naming it (injected at the backend's edge)",
+          "[vulkan][net][errors]") {
+  // lavapipe cannot lose its device: the context makes its next submits fail as
+  // vkQueueSubmit does with VK_ERROR_DEVICE_LOST.
+  infer::Net net(gpu_target(infer::ElemType::f32), gpu_option());
+  REQUIRE(net.load_param(model_path("squeezenet")).ok());
+  REQUIRE(net.load_random_weights(3).ok());
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(64, 64, 3));
+  infer::NetContext ctx = net.context();
+  REQUIRE(ctx.run(in).ok());
+  infer::vk::testing::device_lost() = true;
+  const infer::Status st = ctx.run(in);
+  infer::vk::testing::device_lost() = false;
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("on the GPU") && Catch::Contains("ErrorDeviceLost") &&
+                               Catch::Contains("running a command buffer on"));
+  // The fault gone, the same context runs again.
+  CHECK(ctx.run(in).ok());
 }

@@ -130,10 +130,14 @@ class Run {
 
   /// Lays the plan's GPU buffers out in a new arena and records its segments. `layer(node)` is the
   /// layer a step runs; `name(step)` names a step for errors.
+  /// With `timestamps` (and a device that has them), each step's GPU time is measured.
   template <class LayerOf, class NameOf>
   static Result<std::unique_ptr<Run>> record(const graph::Plan& p, const PlanWeights& weights,
-                                             LayerOf&& layer, NameOf&& name) {
+                                             LayerOf&& layer, NameOf&& name,
+                                             bool timestamps = false) {
     auto run = std::unique_ptr<Run>(new Run());
+    run->requested_ = timestamps;
+    run->timestamps_ = timestamps && weights.device->ctx->info().timestamp_period > 0;
     Device& dev = *weights.device;
     run->device_ = weights.device;
     const vk::Context& ctx = *dev.ctx;
@@ -188,7 +192,8 @@ class Run {
   std::size_t segment_end(int s) const { return segments_[std::size_t(s)].end; }
 
   /// Runs segment `s`: uploads from the host buffers, one submit and wait, downloads into them.
-  Status run_segment(int s, std::span<Mat> host) {
+  /// When recorded with timestamps, `step_ms` gets each of its steps' GPU time.
+  Status run_segment(int s, std::span<Mat> host, std::vector<double>* step_ms = nullptr) {
     Segment& seg = segments_[std::size_t(s)];
     char* staging = staging_ ? static_cast<char*>(staging_->mapped()) : nullptr;
     for (const Transfer& t : seg.uploads)
@@ -196,8 +201,17 @@ class Run {
     INFER_TRY(seg.cmd->submit_and_wait());
     for (const Transfer& t : seg.downloads)
       std::memcpy(host[std::size_t(t.host)].data(), staging + t.staging, t.bytes);
+    if (step_ms && timestamps_) {
+      auto ns = seg.cmd->timestamps_ns();
+      INFER_TRY(ns);
+      step_ms->clear();
+      for (std::size_t i = 1; i < ns->size(); ++i) step_ms->push_back(((*ns)[i] - (*ns)[i - 1]) / 1e6);
+    }
     return {};
   }
+  bool timestamps() const { return timestamps_; }
+  /// Whether timestamps were asked for (a device may have none).
+  bool timestamps_requested() const { return requested_; }
 
   const vk::Context& context() const { return *device_->ctx; }
 
@@ -210,7 +224,9 @@ class Run {
                         NameOf& name) {
     vk::Command& cmd = *seg.cmd;
     vk::CommandRecorder rec(cmd, *device_->pipelines);
-    INFER_TRY(cmd.begin());
+    const std::uint32_t stamps = timestamps_ ? std::uint32_t(seg.end - seg.first + 1) : 0;
+    INFER_TRY(cmd.begin(stamps));
+    if (stamps) INFER_TRY(cmd.timestamp(0));
     std::vector<vk::VkMat> in, out;
     for (std::size_t k = seg.first; k < seg.end; ++k) {
       const graph::StepDesc& s = p.steps[k];
@@ -242,6 +258,7 @@ class Run {
         return make_error("recording step {} ({}) on {}: {}", k, name(k),
                           device_->ctx->info().name, st.message());
       INFER_TRY(cmd.barrier());
+      if (stamps) INFER_TRY(cmd.timestamp(std::uint32_t(k - seg.first + 1)));
     }
     return cmd.end();
   }
@@ -251,6 +268,7 @@ class Run {
   std::vector<vk::VkMat> bufs_;
   std::vector<Segment> segments_;
   std::vector<int> segment_at_;
+  bool timestamps_ = false, requested_ = false;
 };
 
 }  // namespace infer::net::gpu

@@ -91,6 +91,7 @@ struct NetContext::Impl {
   std::vector<StepTiming> timings;
 #ifdef INFER_HAS_VULKAN
   std::unique_ptr<net::gpu::Run> gpu;  ///< the plan's GPU arena and recorded segments
+  std::vector<double> gpu_ms;          ///< the last segment's step times (profiling)
 #endif
 
   ~Impl() {
@@ -526,17 +527,24 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
   const NetBase& net = *net_;
   Impl& x = *impl_;
   INFER_TRY(net.make_key(inputs, outputs, x.key));
-  if (!x.compiled || x.compiled->key != x.key) {
-    auto c = net.compiled_for(x.key);
-    INFER_TRY(c);
-    INFER_TRY(x.bind(std::move(*c)));
+  // A new plan, or (GPU) profiling switched: the GPU side is recorded again.
+  bool rerecord = false;
+#ifdef INFER_HAS_VULKAN
+  rerecord = x.gpu && x.gpu->timestamps_requested() != x.profile;
+#endif
+  if (!x.compiled || x.compiled->key != x.key || rerecord) {
+    if (!x.compiled || x.compiled->key != x.key) {
+      auto c = net.compiled_for(x.key);
+      INFER_TRY(c);
+      INFER_TRY(x.bind(std::move(*c)));
+    }
 #ifdef INFER_HAS_VULKAN
     x.gpu.reset();
     if (x.compiled->gpu) {
       const NetBase::Compiled& cc = *x.compiled;
       auto r = net::gpu::Run::record(
           cc.plan, *cc.gpu, [&](int node) { return cc.layer(*net.state_, node); },
-          [&](std::size_t k) { return net.step_text(cc, k); });
+          [&](std::size_t k) { return net.step_text(cc, k); }, x.profile);
       if (!r.ok()) {
         x.compiled.reset();
         return make_error("{}: {}", net.state_->file.source, r.message());
@@ -567,14 +575,21 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     if (const int seg = x.gpu ? x.gpu->segment_at(k) : -1; seg >= 0) {
       // A run of GPU steps: recorded once, one submit and one wait here.
       const std::size_t end = x.gpu->segment_end(seg);
-      r = x.gpu->run_segment(seg, x.bufs);
+      r = x.gpu->run_segment(seg, x.bufs, x.profile ? &x.gpu_ms : nullptr);
       if (!r.ok())
         return make_error("{}: steps {}..{} on the GPU: {}", source, k, end - 1, r.message());
       if (x.profile) {
-        const auto stop = std::chrono::steady_clock::now();
-        x.timings.push_back({fmt::format("gpu steps {}..{} ({} to {})", k, end - 1,
-                                         net.step_text(c, k), net.step_text(c, end - 1)),
-                             std::chrono::duration<double, std::milli>(stop - start).count()});
+        // Each GPU step's own time from the device's timestamps, when it has them; else the
+        // segment's wall time (submit to wait) as one entry.
+        if (x.gpu->timestamps() && x.gpu_ms.size() == end - k) {
+          for (std::size_t i = k; i < end; ++i)
+            x.timings.push_back({net.step_text(c, i) + " [gpu]", x.gpu_ms[i - k]});
+        } else {
+          const auto stop = std::chrono::steady_clock::now();
+          x.timings.push_back({fmt::format("gpu steps {}..{} ({} to {})", k, end - 1,
+                                           net.step_text(c, k), net.step_text(c, end - 1)),
+                               std::chrono::duration<double, std::milli>(stop - start).count()});
+        }
       }
       k = end - 1;
       continue;

@@ -40,14 +40,47 @@ class Command {
 
   const Context& context() const { return *ctx_; }
 
-  /// Starts recording (dropping what was recorded before).
-  Status begin() {
+  /// Starts recording (dropping what was recorded before); with `timestamps` > 0, a query pool of
+  /// that many timestamps is reset for timestamp() to write.
+  Status begin(std::uint32_t timestamps = 0) {
     return guard("beginning a command buffer", [&] {
       sets_.clear();
       descriptors_->reset();
       cmd_->reset();
       cmd_->begin(::vk::CommandBufferBeginInfo());
+      queries_ = timestamps;
+      if (timestamps > 0) {
+        pool_queries_ = std::make_unique<::vk::raii::QueryPool>(
+            ctx_->device(),
+            ::vk::QueryPoolCreateInfo({}, ::vk::QueryType::eTimestamp, timestamps));
+        cmd_->resetQueryPool(**pool_queries_, 0, timestamps);
+      }
     });
+  }
+
+  /// Writes timestamp `index` once everything recorded before it has run.
+  Status timestamp(std::uint32_t index) {
+    if (index >= queries_)
+      return make_error("Vulkan: timestamp {} of a command begun with {}", index, queries_);
+    return guard("recording a timestamp", [&] {
+      cmd_->writeTimestamp(::vk::PipelineStageFlagBits::eBottomOfPipe, **pool_queries_, index);
+    });
+  }
+
+  /// The timestamps of the last submit, in nanoseconds from the first.
+  Result<std::vector<double>> timestamps_ns() const {
+    std::vector<double> ns;
+    if (queries_ == 0) return ns;
+    Status s = guard("reading timestamps", [&] {
+      const auto [r, ticks] = pool_queries_->getResults<std::uint64_t>(
+          0, queries_, sizeof(std::uint64_t) * queries_, sizeof(std::uint64_t),
+          ::vk::QueryResultFlagBits::e64 | ::vk::QueryResultFlagBits::eWait);
+      if (r != ::vk::Result::eSuccess) throw std::runtime_error(::vk::to_string(r));
+      for (std::uint64_t t : ticks)
+        ns.push_back(double(t - ticks[0]) * double(ctx_->info().timestamp_period));
+    });
+    INFER_TRY(s);
+    return ns;
   }
   Status end() {
     return guard("ending a command buffer", [&] { cmd_->end(); });
@@ -117,6 +150,8 @@ class Command {
       const ::vk::CommandBuffer cb = **cmd_;
       {
         std::lock_guard lock(ctx_->queue_mutex());
+        if (testing::device_lost())
+          throw ::vk::DeviceLostError("vkQueueSubmit (injected by a test)");
         ctx_->queue().submit(::vk::SubmitInfo({}, {}, cb), **fence_);
       }
       const auto r = ctx_->device().waitForFences(**fence_, VK_TRUE, UINT64_MAX);
@@ -133,6 +168,8 @@ class Command {
   std::unique_ptr<::vk::raii::DescriptorPool> descriptors_;
   std::unique_ptr<::vk::raii::Fence> fence_;
   std::vector<::vk::raii::DescriptorSet> sets_;
+  std::unique_ptr<::vk::raii::QueryPool> pool_queries_;
+  std::uint32_t queries_ = 0;
 };
 
 /// A Recorder over a Command being recorded, with pipelines from a cache.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <infer/status.hpp>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,7 @@ struct DeviceInfo {
   std::uint32_t max_shared_memory = 0;  ///< bytes per workgroup
   std::uint32_t max_workgroup_invocations = 0;
   std::uint64_t device_local_bytes = 0;  ///< the largest device-local heap
+  float timestamp_period = 0.f;  ///< nanoseconds per timestamp tick (0: no compute timestamps)
 
   /// One line: name, kind and the features.
   std::string describe() const {
@@ -72,6 +74,15 @@ Status guard(std::string_view what, F&& f) {
     return make_error("Vulkan: {}: {}", what, e.what());
   }
 }
+
+namespace testing {
+/// A fault a test makes happen at the backend's edge, where a software device cannot produce it:
+/// while set, every submit reports the device lost, as vkQueueSubmit does (VK_ERROR_DEVICE_LOST).
+inline std::atomic<bool>& device_lost() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+}  // namespace testing
 
 /// A Vulkan device with one compute queue. Not copyable; share it by reference.
 class Context {
@@ -106,6 +117,7 @@ class Context {
   /// Held while submitting: a queue takes one submit at a time (contexts of one network run on
   /// several threads).
   std::mutex& queue_mutex() const { return queue_mutex_; }
+
   std::uint32_t queue_family() const { return family_; }
 
   /// The index of a memory type with `required` properties among `type_bits`; nullopt if none.
@@ -151,6 +163,7 @@ class Context {
         d.kind = "other";
     }
     d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
+    if (props.limits.timestampComputeAndGraphics) d.timestamp_period = props.limits.timestampPeriod;
     d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
     const auto chain = pd.getFeatures2<::vk::PhysicalDeviceFeatures2,
                                        ::vk::PhysicalDevice16BitStorageFeatures,
