@@ -15,10 +15,12 @@
 #include <infer/graph/execute.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/shape.hpp>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace infer::graph {
 
@@ -34,6 +36,7 @@ using element_t = std::conditional_t<
 template <std::size_t MaxIo>
 struct FixedStep {
   StepDesc::Kind kind = StepDesc::layer;
+  Device device = Device::cpu;
   int node = -1;
   ElemType type = ElemType::f32;
   int pack = 1;
@@ -55,6 +58,16 @@ struct FixedPlan {
   std::array<int, NO> outputs{};
   std::size_t arena_bytes = 0;
   std::size_t lower_bound = 0;
+};
+
+/// The GPU side of a static graph whose target is Device D: for Device::vulkan it is defined by
+/// <infer/graph/vulkan.hpp> (which brings the Vulkan executor), so a CPU graph compiles none of it.
+template <Device D>
+struct GpuOps;
+template <>
+struct GpuOps<Device::cpu> {
+  struct Graph {};
+  struct Run {};
 };
 
 }  // namespace detail
@@ -137,9 +150,10 @@ class StaticGraph {
                 "infer graph: incompatible shapes: a layer's infer_shapes rejected its inputs");
   static_assert(kError != PlanError::storage,
                 "infer graph: a layer declares no storage type the target can run");
-  static_assert(Tgt.device == Device::cpu,
-                "infer graph: static graphs run on the CPU target only so far (Device::vulkan is "
-                "planned by the composer; its executor is not written yet)");
+  static_assert(Tgt.device == Device::cpu || requires { typename detail::GpuOps<Tgt.device>::Run; },
+                "infer graph: a Vulkan target needs the executor: include <infer/graph/vulkan.hpp>");
+  using Gpu = detail::GpuOps<Tgt.device>;
+  static constexpr bool kGpu = Tgt.device != Device::cpu;
 
   using Fixed = detail::FixedPlan<kCounts.steps, kCounts.buffers, kMaxIo, kInputs, kOutputs>;
   static constexpr Fixed kPlan = [] {
@@ -150,6 +164,7 @@ class StaticGraph {
       const StepDesc& s = p.steps[i];
       auto& d = f.steps[i];
       d.kind = s.kind;
+      d.device = s.device;
       d.node = s.node;
       d.type = s.type;
       d.pack = s.pack;
@@ -187,6 +202,7 @@ class StaticGraph {
       arena_ = arena_bytes ? arena_alloc_->allocate(arena_bytes) : nullptr;
       for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
         const BufferDesc& d = kPlan.buffers[b];
+        if (d.device != Device::cpu) continue;  // in the GPU's arena
         bufs_[b] = Mat::wrap(static_cast<char*>(arena_) + d.offset, d.shape, d.type, d.pack,
                              packed_layout(d.shape, d.type, d.pack).cstep);
       }
@@ -211,6 +227,7 @@ class StaticGraph {
     Allocator* arena_alloc_ = nullptr;
     void* arena_ = nullptr;
     std::array<Mat, kCounts.buffers> bufs_;
+    std::unique_ptr<typename Gpu::Run> gpu_;  ///< Vulkan: the GPU arena and recorded segments
   };
 
   /// Copies the layers out of the graph value; `opt` (threads, allocators) is what prepare and
@@ -253,6 +270,13 @@ class StaticGraph {
     [&]<std::size_t... S>(std::index_sequence<S...>) { (void)((finalize_step<S>(st)) && ...); }
     (std::make_index_sequence<kCounts.steps>{});
     INFER_TRY(st);
+    if constexpr (kGpu) {
+      // The GPU steps' layers, folded, uploaded once; the device from opt.vulkan_device.
+      std::vector<typename Gpu::LayerRef> refs(kNodes);
+      [&]<std::size_t... N>(std::index_sequence<N...>) { ((refs[N] = Gpu::ref(layer<N>())), ...); }
+      (std::make_index_sequence<kNodes>{});
+      INFER_TRY(Gpu::prepare(gpu_, plan(), std::move(refs), opt_));
+    }
     ready_ = true;
     return {};
   }
@@ -266,6 +290,13 @@ class StaticGraph {
       return make_error("StaticGraph::forward: the graph has {} inputs, got {}", kInputs,
                         inputs.size());
     for (std::size_t i = 0; i < kInputs; ++i) INFER_TRY(set_input(ctx, i, inputs[i]));
+    if constexpr (kGpu) {
+      if (!ctx.gpu_) {  // this context's GPU arena and command buffers, recorded once
+        auto run = Gpu::record(gpu_);
+        INFER_TRY(run);
+        ctx.gpu_ = std::move(*run);
+      }
+    }
     Status st;
     [&]<std::size_t... S>(std::index_sequence<S...>) { (void)((run_step<S>(ctx, st)) && ...); }
     (std::make_index_sequence<kCounts.steps>{});
@@ -312,7 +343,7 @@ class StaticGraph {
         (std::make_index_sequence<s.n_folded>{});
         if (!ok) return false;
       }
-      if constexpr (PreparedLayer<L>) {
+      if constexpr (PreparedLayer<L> && s.device == Device::cpu) {  // the GPU has its upload
         Status p = layer.prepare(s.type, s.pack, opt_);
         if (!p.ok()) {
           st = make_error("preparing node {} ({} '{}'): {}", s.node, type_name<L>(),
@@ -376,7 +407,17 @@ class StaticGraph {
     constexpr auto s = kPlan.steps[S];
     Status r;
     std::string_view what;
-    if constexpr (s.kind == StepDesc::cast) {
+    if constexpr (s.device != Device::cpu) {
+      // A run of GPU steps is one submit, at its first step; the others are in it.
+      if constexpr (S == 0 || kPlan.steps[S == 0 ? 0 : S - 1].device == Device::cpu) {
+        r = Gpu::run_segment(*ctx.gpu_, S, ctx.bufs_);
+        if (!r.ok()) {
+          st = make_error("forward: GPU steps from {}: {}", S, r.message());
+          return false;
+        }
+      }
+      return true;
+    } else if constexpr (s.kind == StepDesc::cast) {
       what = "cast";
       r = cast(ctx.bufs_[std::size_t(s.in[0])], ctx.bufs_[std::size_t(s.out[0])], s.type,
                ctx.opt_);
@@ -428,6 +469,7 @@ class StaticGraph {
 
   Layers layers_;
   Option opt_;
+  typename Gpu::Graph gpu_;  ///< Vulkan: the device, the plan and the uploaded weights
   Context own_;
   bool ready_ = false;
 };
