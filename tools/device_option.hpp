@@ -1,5 +1,6 @@
-// The tools' --device option: cpu (the default), or vulkan[:N] (device N of the loader's list;
-// without N the best one), and --gpu-storage f16|f32 for the GPU's storage type.
+// The tools' --device option: cpu (the default), vulkan[:N] (device N of the loader's list;
+// without N the best one), or any (the GPU when one opens, else the CPU), and --gpu-storage
+// f16|f32 for the GPU's storage type.
 #pragma once
 
 #include <charconv>
@@ -15,6 +16,10 @@ inline Status parse_device(std::string_view v, graph::Target& target, Option& op
     target.device = graph::Device::cpu;
     return {};
   }
+  if (v == "any") {  // the GPU when a Vulkan device opens, else the CPU
+    target.device = graph::Device::any;
+    return {};
+  }
   if (v == "vulkan" || v.starts_with("vulkan:")) {
     target.device = graph::Device::vulkan;
     opt.vulkan_device = -1;
@@ -28,7 +33,7 @@ inline Status parse_device(std::string_view v, graph::Target& target, Option& op
     }
     return {};
   }
-  return make_error("--device: expected cpu, vulkan or vulkan:N, got '{}'", v);
+  return make_error("--device: expected cpu, vulkan, vulkan:N or any, got '{}'", v);
 }
 
 inline Status parse_gpu_storage(std::string_view v, graph::Target& target) {

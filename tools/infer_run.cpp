@@ -34,7 +34,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: infer-run MODEL.param (MODEL.bin | --random-weights SEED [--write-weights OUT.bin])\n"
     "                 [--shape C,H,W] [--input IN.f32] [--output OUT.f32] [--blob NAME]\n"
-    "                 [--threads N] [--print-plan] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32]\n"
+    "                 [--threads N] [--print-plan] [--device cpu|vulkan[:N]|any] [--gpu-storage f16|f32]\n"
     "                 [--image FILE [--size W,H] [--mean R,G,B] [--norm R,G,B] [--bgr]]\n"
     "                 [--top K [--labels FILE]]\n"
     "  --shape   the input's shape, outermost first (C,H,W; H,W; or W); default: the Input line's\n"
@@ -47,7 +47,8 @@ constexpr const char* kUsage =
     "  --top     print the K largest values of the blob (class scores) with their indices\n"
     "  --labels  a text file of class names, one per line, for --top\n"
     "  --device  where the layers run: cpu (default), or vulkan[:N] (Vulkan device N, default the\n"
-    "            first discrete GPU): layers with a GPU forward run there, the others on the CPU\n"
+    "            first discrete GPU): layers with a GPU forward run there, the others on the CPU;\n"
+    "            any: the GPU when a Vulkan device opens, else everything on the CPU\n"
     "  --gpu-storage  the GPU's storage type, f16 (default) or f32\n";
 
 struct Args {

@@ -238,3 +238,45 @@ TEST_CASE("Vulkan Net: a lost device is an error naming it (injected at the back
   // The fault gone, the same context runs again.
   CHECK(ctx.run(in).ok());
 }
+
+TEST_CASE("Vulkan Net: a target of any device falls back to the CPU only when asked",
+          "[vulkan][net]") {
+  infer::graph::Target any;
+  any.device = infer::graph::Device::any;
+  any.gpu_storage = infer::ElemType::f32;
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(64, 64, 3));
+  infer::Net cpu({}, gpu_option());
+  REQUIRE(cpu.load_param(model_path("squeezenet")).ok());
+  std::vector<std::byte> bin;
+  REQUIRE(cpu.load_random_weights(3, &bin).ok());
+  auto want = cpu.run(in);
+  REQUIRE(want.ok());
+  auto steps_on_gpu = [&](const infer::Net& net) {
+    const infer::NamedMat named[] = {{net.input_names()[0], in}};
+    const std::string_view outs[] = {net.default_output()};
+    auto plan = net.plan(named, outs);
+    REQUIRE(plan.ok());
+    std::size_t n = 0;
+    for (const auto& s : (*plan)->steps) n += s.device == infer::graph::Device::vulkan;
+    return n;
+  };
+  // A device that opens: the GPU.
+  infer::Net gpu(any, gpu_option());
+  REQUIRE(gpu.load_param(model_path("squeezenet")).ok());
+  REQUIRE(gpu.load_model(std::span<const std::byte>(bin), "squeezenet.bin").ok());
+  auto got = gpu.run(in);
+  REQUIRE(got.ok());
+  CHECK(steps_on_gpu(gpu) > 0);
+  CHECK(infer::test::relative_error(*got, *want) < 1e-4);
+  // None opens (an index past the list): the CPU, no error, the CPU's result.
+  infer::Option bad = gpu_option();
+  bad.vulkan_device = 99;
+  infer::Net fallback(any, bad);
+  REQUIRE(fallback.load_param(model_path("squeezenet")).ok());
+  REQUIRE(fallback.load_model(std::span<const std::byte>(bin), "squeezenet.bin").ok());
+  auto cpu_again = fallback.run(in);
+  INFO((cpu_again.ok() ? std::string() : cpu_again.message()));
+  REQUIRE(cpu_again.ok());
+  CHECK(steps_on_gpu(fallback) == 0);
+  CHECK(infer::test::relative_error(*cpu_again, *want) == 0.0);
+}

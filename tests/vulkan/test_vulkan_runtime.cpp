@@ -48,6 +48,12 @@ float reference(infer::vk::Activation a, float x, float p0, float p1) {
       return std::min(std::max(x * p0 + p1, 0.f), 1.f);
     case A::scale:
       return x * p0;
+    case A::elu:
+      return x < 0 ? p0 * std::expm1(x) : x;
+    case A::gelu:
+      if (p0 != 0.f)
+        return 0.5f * x * (1.f + std::tanh(0.79788456f * (x + 0.044715f * x * x * x)));
+      return 0.5f * x * (1.f + std::erf(x * 0.70710678f));
     case A::none:
       return x;
   }
@@ -102,7 +108,8 @@ TEST_CASE("Vulkan: the activation kernel matches the scalar reference", "[vulkan
                         {A::sigmoid, 0.f, 0.f}, {A::mish, 0.f, 0.f},
                         {A::hardswish, 1.f / 6, 0.5f},  {A::swish, 0.f, 0.f},
                         {A::tanh, 0.f, 0.f},    {A::hardsigmoid, 0.2f, 0.5f},
-                        {A::scale, 0.75f, 0.f}};
+                        {A::scale, 0.75f, 0.f}, {A::elu, 0.3f, 0.f},
+                        {A::gelu, 0.f, 0.f},    {A::gelu, 1.f, 0.f}};
   infer::vk::PipelineCache cache(*g_ctx);
   for (infer::ElemType type : {infer::ElemType::f32, infer::ElemType::f16}) {
     if (type == infer::ElemType::f16 && !g_ctx->info().fp16_storage) continue;
@@ -130,7 +137,7 @@ TEST_CASE("Vulkan: the activation kernel matches the scalar reference", "[vulkan
       }
   }
   // One pipeline per (storage type, activation, parameters): packs share them.
-  CHECK(cache.size() == (g_ctx->info().fp16_storage ? 20u : 10u));
+  CHECK(cache.size() == (g_ctx->info().fp16_storage ? 26u : 13u));
 }
 
 TEST_CASE("Vulkan: blobs beyond one row of workgroups are covered", "[vulkan]") {

@@ -14,10 +14,13 @@
 
 namespace infer::graph {
 
-/// Where a step runs and a buffer lives.
-enum class Device : unsigned char { cpu, vulkan };
+/// Where a step runs and a buffer lives. `any` is a target's wish, not a place: infer::Net plans
+/// it as vulkan when a Vulkan device opens, else as cpu (the one CPU fallback, asked for).
+enum class Device : unsigned char { cpu, vulkan, any };
 
-constexpr std::string_view device_name(Device d) { return d == Device::cpu ? "cpu" : "gpu"; }
+constexpr std::string_view device_name(Device d) {
+  return d == Device::cpu ? "cpu" : d == Device::vulkan ? "gpu" : "any";
+}
 
 /// The widest pack of a GPU buffer (a vec4 of the shaders).
 inline constexpr int kGpuMaxPack = 4;

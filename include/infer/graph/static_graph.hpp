@@ -150,7 +150,11 @@ class StaticGraph {
                 "infer graph: incompatible shapes: a layer's infer_shapes rejected its inputs");
   static_assert(kError != PlanError::storage,
                 "infer graph: a layer declares no storage type the target can run");
-  static_assert(Tgt.device == Device::cpu || requires { typename detail::GpuOps<Tgt.device>::Run; },
+  static_assert(Tgt.device != Device::any,
+                "infer graph: a static graph's target names its device (cpu or vulkan); the "
+                "'any' fallback is infer::Net's");
+  static_assert(Tgt.device != Device::vulkan ||
+                    requires { typename detail::GpuOps<Tgt.device>::Run; },
                 "infer graph: a Vulkan target needs the executor: include <infer/graph/vulkan.hpp>");
   using Gpu = detail::GpuOps<Tgt.device>;
   static constexpr bool kGpu = Tgt.device != Device::cpu;

@@ -8,6 +8,9 @@
 #include <infer/layers/detail/unary.hpp>
 #include <infer/shape.hpp>
 #include <string_view>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -32,6 +35,13 @@ struct GELU {
   Status forward(const Mat& bottom, Mat& top, const Option& opt) const {
     return detail::unary_forward<T, Pack>(bottom, top, op(), opt);
   }
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the activation kernel (shaders/activation.glsl), in place.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    return detail::unary_vulkan(in, out, rec, vk::gpu_activation(op()));
+  }
+#endif
 };
 
 }  // namespace infer::layers

@@ -54,6 +54,7 @@ struct NetBase::State {
   std::vector<std::unique_ptr<NetContext>> pool;
 #ifdef INFER_HAS_VULKAN
   std::shared_ptr<net::gpu::Device> gpu;  ///< opened by the first plan with GPU steps
+  bool gpu_failed = false;  ///< a Device::any target found no device: it plans for the CPU
 #endif
 
   void forget_plans() {
@@ -443,9 +444,23 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
   auto infer = [&](int n, std::span<const Shape> in, std::span<Shape> out) {
     return st.layers[std::size_t(n)]->infer_shapes(in, out);
   };
+  graph::Target target = target_;
+  if (target.device == graph::Device::any) {
+    // The caller's fallback: the GPU when a Vulkan device opens, else the CPU.
+    bool opened = false;
+#ifdef INFER_HAS_VULKAN
+    if (!st.gpu && !st.gpu_failed) {
+      auto dev = net::gpu::open_device(opt_.vulkan_device);
+      if (dev.ok()) st.gpu = std::move(*dev);
+      else st.gpu_failed = true;
+    }
+    opened = st.gpu != nullptr;
+#endif
+    target.device = opened ? graph::Device::vulkan : graph::Device::cpu;
+  }
   auto c = std::make_shared<Compiled>();
   c->key = key;
-  c->plan = graph::compose(std::move(g), target_, infer);
+  c->plan = graph::compose(std::move(g), target, infer);
   if (!c->plan.error.ok()) return make_error("{}: {}", st.file.source, graph::describe(c->plan));
   const graph::Plan& p = c->plan;
   // Folding changes weights, and a plan may need a layer at another pack than an earlier

@@ -25,7 +25,9 @@ enum class Activation {
   swish = 7,
   tanh = 8,
   hardsigmoid = 9,
-  scale = 10  ///< x * p0 (Dropout)
+  scale = 10,  ///< x * p0 (Dropout)
+  elu = 11,
+  gelu = 12  ///< p0 = 1: the tanh approximation (fast_gelu), else erf
 };
 
 /// An activation as the shaders take it: the kind and its two parameters.
@@ -68,6 +70,10 @@ inline GpuActivation gpu_activation(act::HardSigmoid f) {
   return {Activation::hardsigmoid, f.alpha, f.beta};
 }
 inline GpuActivation gpu_activation(act::ScaleBy f) { return {Activation::scale, f.scale, 0.f}; }
+inline GpuActivation gpu_activation(act::ELU f) { return {Activation::elu, f.alpha, 0.f}; }
+inline GpuActivation gpu_activation(act::GELU f) {
+  return {Activation::gelu, f.fast ? 1.f : 0.f, 0.f};
+}
 
 /// Records `act` (parameters p0, p1 as the shader reads them) over `blob` in place.
 inline Status record_activation(Recorder& rec, const VkMat& blob, Activation act, float p0 = 0.f,
