@@ -13,6 +13,10 @@
 #include <infer/small_vector.hpp>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/crop.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -201,6 +205,19 @@ struct Crop {
     detail::remap<T>(bottom, top, maps, {}, opt.num_threads);
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the crop kernel over the box this layer's parameters give for the input.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("Crop GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    auto b = box(in[0].shape());
+    if (!b.ok()) return make_error("Crop GPU forward: {}", b.message());
+    return vk::record_crop(rec, in[0], out[0], b->offset);
+  }
+#endif
 };
 
 }  // namespace infer::layers

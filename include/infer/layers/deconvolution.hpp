@@ -21,6 +21,10 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/deconvolution.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -493,6 +497,34 @@ struct Deconvolution {
     return detail::deconv_forward<T, Pack, uses_gemm()>(*this, 1, "Deconvolution", bottom, top, opt,
                                                         act);
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the transposed convolution kernel (gather form) over the plan deconv_plan gives
+  /// for the input; the step's activation in its epilogue.
+  Status upload_vulkan(vk::Uploader& up) const { return detail::upload_weights_and_bias(*this, up); }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1 || step.weights.empty())
+      return make_error("Deconvolution GPU forward: one input, one output and the weights needed");
+    const Shape& s = in[0].shape();
+    const detail::DeconvPlan plan = detail::deconv_plan(*this, s.w, s.h);
+    if (plan.error) return make_error("Deconvolution GPU forward: {}", plan.error);
+    const detail::Window2D win = detail::conv_window(*this);
+    vk::DeconvolutionParams p;
+    p.kernel_w = win.kernel_w;
+    p.kernel_h = win.kernel_h;
+    p.dilation_w = win.dilation_w;
+    p.dilation_h = win.dilation_h;
+    p.stride_w = win.stride_w;
+    p.stride_h = win.stride_h;
+    p.offset_x = plan.offset_x;
+    p.offset_y = plan.offset_y;
+    p.group = 1;
+    p.act = vk::gpu_activation(step.act);
+    return vk::record_deconvolution(rec, in[0], out[0], step.weights[0],
+                                    step.weights.size() > 1 ? &step.weights[1] : nullptr, p);
+  }
+#endif
 };
 
 }  // namespace infer::layers

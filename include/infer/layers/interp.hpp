@@ -12,6 +12,10 @@
 #include <infer/shape.hpp>
 #include <string_view>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/interp.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -86,6 +90,20 @@ struct Interp {
         return run<4, T, Pack>(in, out, opt);
     }
   }
+
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the resampling kernel (nearest, bilinear, bicubic) into the planned shape.
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep&, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("Interp GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    return vk::record_interp(rec, in[0], out[0], resize_type, align_corner != 0,
+                             output_width != 0 ? 0.f : width_scale,
+                             output_height != 0 ? 0.f : height_scale);
+  }
+#endif
 
  private:
   struct Size {

@@ -14,6 +14,10 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#ifdef INFER_HAS_VULKAN
+#include <infer/layers/detail/vulkan_forward.hpp>
+#include <infer/vulkan/padding.hpp>
+#endif
 
 namespace infer::layers {
 
@@ -179,6 +183,25 @@ struct Padding {
     detail::remap<T>(bottom_blob, top_blob, maps, fill, opt.num_threads);
     return {};
   }
+
+#ifdef INFER_HAS_VULKAN
+  /// On the GPU: the padding kernel with the pads pads_by_axis gives; per-channel constants
+  /// uploaded as weights.
+  Status upload_vulkan(vk::Uploader& up) const {
+    if (per_channel_pad_data.empty()) return {};
+    auto g = up.add(per_channel_pad_data);
+    INFER_TRY(g);
+    return {};
+  }
+  Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
+    if (in.size() != 1 || out.size() != 1)
+      return make_error("Padding GPU forward: one input and one output, got {} and {}", in.size(),
+                        out.size());
+    return vk::record_padding(rec, in[0], out[0], pads_by_axis(in[0].shape().dims), type, value,
+                              step.weights.empty() ? vk::VkMat{} : step.weights[0]);
+  }
+#endif
 };
 
 }  // namespace infer::layers

@@ -228,8 +228,28 @@ class Run {
     INFER_TRY(cmd.begin(stamps));
     if (stamps) INFER_TRY(cmd.timestamp(0));
     std::vector<vk::VkMat> in, out;
+    // Barriers only between dependent steps: the memory written and read since the last one;
+    // a step that reads what was written, or writes what was read or written, waits for it.
+    std::vector<Range> written, read;
     for (std::size_t k = seg.first; k < seg.end; ++k) {
       const graph::StepDesc& s = p.steps[k];
+      std::vector<Range> reads, writes;
+      if (s.kind == graph::StepDesc::upload) {
+        writes.push_back(range_of(bufs_[std::size_t(s.out[0])]));
+      } else if (s.kind == graph::StepDesc::download) {
+        reads.push_back(range_of(bufs_[std::size_t(s.in[0])]));
+      } else {
+        for (int b : s.in) reads.push_back(range_of(bufs_[std::size_t(b)]));
+        for (int b : s.out) writes.push_back(range_of(bufs_[std::size_t(b)]));
+      }
+      if (overlaps(reads, written) || overlaps(writes, written) || overlaps(writes, read)) {
+        INFER_TRY(cmd.barrier());
+        written.clear();
+        read.clear();
+        ++barriers_;
+      }
+      written.insert(written.end(), writes.begin(), writes.end());
+      read.insert(read.end(), reads.begin(), reads.end());
       Status st;
       if (s.kind == graph::StepDesc::upload || s.kind == graph::StepDesc::download) {
         const bool up = s.kind == graph::StepDesc::upload;
@@ -257,12 +277,38 @@ class Run {
       if (!st.ok())
         return make_error("recording step {} ({}) on {}: {}", k, name(k),
                           device_->ctx->info().name, st.message());
-      INFER_TRY(cmd.barrier());
-      if (stamps) INFER_TRY(cmd.timestamp(std::uint32_t(k - seg.first + 1)));
+      if (stamps) {
+        // Timing each step on its own: it finishes before the next starts.
+        INFER_TRY(cmd.barrier());
+        written.clear();
+        read.clear();
+        INFER_TRY(cmd.timestamp(std::uint32_t(k - seg.first + 1)));
+      }
     }
+    // Downloads were recorded as copies into staging memory: the submit's fence makes them
+    // visible to the host.
     return cmd.end();
   }
 
+  /// Bytes [begin, end) of one buffer.
+  struct Range {
+    const vk::Buffer* buffer;
+    std::size_t begin, end;
+  };
+  static Range range_of(const vk::VkMat& m) { return {m.buffer(), m.offset(), m.offset() + m.bytes()}; }
+  static bool overlaps(const std::vector<Range>& a, const std::vector<Range>& b) {
+    for (const Range& x : a)
+      for (const Range& y : b)
+        if (x.buffer == y.buffer && x.begin < y.end && y.begin < x.end) return true;
+    return false;
+  }
+
+ public:
+  /// Barriers recorded between steps (all segments), for tests and profiles.
+  std::size_t barriers() const { return barriers_; }
+
+ private:
+  std::size_t barriers_ = 0;
   std::shared_ptr<Device> device_;
   std::unique_ptr<vk::Buffer> arena_, staging_;
   std::vector<vk::VkMat> bufs_;

@@ -4,12 +4,14 @@
 // numpy-style starts/ends/axes) into a box (layers::Crop::box) and records this with its offsets.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <infer/vulkan/recorder.hpp>
 #include <infer/vulkan/relayout.hpp>
 #include <infer_shaders/crop_f16.hpp>
 #include <infer_shaders/crop_f32.hpp>
+#include <span>
 #include <string_view>
 
 namespace infer::vk {
@@ -37,8 +39,8 @@ inline Status record_crop(Recorder& rec, const VkMat& bottom, const VkMat& top,
     if (int(a) >= in.dims && offsets[a] != 0)
       return make_error("{}: offset {} on axis {} of a {}-D blob", what, offsets[a], a, in.dims);
     if (offsets[a] < 0 || std::int64_t(offsets[a]) + oe[a] > ie[a])
-      return make_error("{}: {} from offset {} on axis {} does not fit its extent {}", what,
-                        oe[a], offsets[a], a, ie[a]);
+      return make_error("{}: {} from offset {} on axis {} does not fit its extent {}", what, oe[a],
+                        offsets[a], a, ie[a]);
   }
   const std::size_t n = out.total();
   if (n == 0) return {};
@@ -51,9 +53,9 @@ inline Status record_crop(Recorder& rec, const VkMat& bottom, const VkMat& top,
                         2, 15 * 4};
   const SpecValue spec[] = {SpecValue::of(3, bottom.elempack()), SpecValue::of(4, top.elempack())};
   const std::array<std::int32_t, 2> s = detail::packed_axis(bottom), d = detail::packed_axis(top);
-  const std::int32_t push[15] = {std::int32_t(n), oe[1],      oe[2],      oe[3],      ie[1],
-                                 ie[2],           ie[3],      offsets[0], offsets[1], offsets[2],
-                                 offsets[3],      s[0],       s[1],       d[0],       d[1]};
+  const std::int32_t push[15] = {std::int32_t(n), oe[1], oe[2],      oe[3],      ie[1],
+                                 ie[2],           ie[3], offsets[0], offsets[1], offsets[2],
+                                 offsets[3],      s[0],  s[1],       d[0],       d[1]};
   constexpr std::uint32_t kLocal = 64;
   const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
   const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;

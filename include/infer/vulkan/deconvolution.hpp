@@ -2,7 +2,8 @@
 // window, stride, dilation and groups (depthwise included), the output cut out of the uncut
 // output anywhere (pads, output_pad, output_w/h), input and output at pack 1 or 4, bias and an
 // activation in the epilogue, f32 or f16 storage. The GPU Deconvolution and
-// DeconvolutionDepthWise forwards record it with the cut their layer resolves (detail::deconv_plan).
+// DeconvolutionDepthWise forwards record it with the cut their layer resolves
+// (detail::deconv_plan).
 #pragma once
 
 #include <infer/vulkan/activation.hpp>

@@ -4,6 +4,7 @@
 // resolves its parameters into pads per axis (layers::Padding::pads_by_axis) and records this.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <infer/vulkan/relayout.hpp>
 #include <infer_shaders/padding_f16.hpp>
 #include <infer_shaders/padding_f32.hpp>
+#include <span>
 #include <string_view>
 
 namespace infer::vk {
@@ -56,17 +58,16 @@ inline Status record_padding(Recorder& rec, const VkMat& bottom, const VkMat& to
                         what, before, after, a, ie[a]);
     if (std::int64_t(ie[a]) + before + after != oe[a])
       return make_error("{}: axis {} of extent {} padded by {} and {} is {}, the output has {}",
-                        what, a, ie[a], before, after, std::int64_t(ie[a]) + before + after,
-                        oe[a]);
+                        what, a, ie[a], before, after, std::int64_t(ie[a]) + before + after, oe[a]);
   }
   const bool f16 = bottom.type() == ElemType::f16;
   const bool by_channel = !per_channel.empty() && in.dims >= 3 && type == 0;
   if (by_channel) {
     const Shape& p = per_channel.shape();
     if (p.dims != 1 || per_channel.elempack() != 1 || per_channel.type() != bottom.type())
-      return make_error(
-          "{}: per-channel constants are {}-D {} pack {}, expected 1-D {} pack 1", what, p.dims,
-          to_string(per_channel.type()), per_channel.elempack(), to_string(bottom.type()));
+      return make_error("{}: per-channel constants are {}-D {} pack {}, expected 1-D {} pack 1",
+                        what, p.dims, to_string(per_channel.type()), per_channel.elempack(),
+                        to_string(bottom.type()));
     if (p.w < oe[0])
       return make_error("{}: {} per-channel constants for an output of {} channels", what, p.w,
                         oe[0]);
@@ -86,11 +87,10 @@ inline Status record_padding(Recorder& rec, const VkMat& bottom, const VkMat& to
   const SpecValue spec[] = {SpecValue::of(3, type), SpecValue::of(4, bottom.elempack()),
                             SpecValue::of(5, top.elempack()), SpecValue::of(6, by_channel ? 1 : 0)};
   const std::array<std::int32_t, 2> s = detail::packed_axis(bottom), d = detail::packed_axis(top);
-  const std::int32_t push[17] = {std::int32_t(n), oe[1],      oe[2],      oe[3],
-                                 ie[0],           ie[1],      ie[2],      ie[3],
-                                 pads[0][0],      pads[1][0], pads[2][0], pads[3][0],
-                                 s[0],            s[1],       d[0],       d[1],
-                                 std::bit_cast<std::int32_t>(fill)};
+  const std::int32_t fill_bits = std::bit_cast<std::int32_t>(fill);
+  const std::int32_t push[17] = {
+      std::int32_t(n), oe[1],      oe[2],      oe[3], ie[0], ie[1], ie[2], ie[3],    pads[0][0],
+      pads[1][0],      pads[2][0], pads[3][0], s[0],  s[1],  d[0],  d[1],  fill_bits};
   constexpr std::uint32_t kLocal = 64;
   const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
   const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
