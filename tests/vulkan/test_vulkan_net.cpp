@@ -105,7 +105,9 @@ TEST_CASE("Vulkan Net: the networks of models/ match the CPU", "[vulkan][net]") 
     double f32 = 0;
     if (!(cpu_device && large && fp16)) {
       f32 = gpu_vs_cpu(name, infer::ElemType::f32, shape);
-      CHECK(f32 < 1e-4);
+      // Sums in another order: about 1e-6 of the largest logit, except where random weights
+      // amplify rounding (mobilenet_v3: 7e-5 to 1.2e-4, depending on the CPU kernels' build).
+      CHECK(f32 < 3e-4);
     }
     // f16 storage rounds every blob to 11 bits: 3e-2 of the largest logit, or, for a network
     // whose random weights amplify rounding (mobilenet_v3: its f32 run already differs by 7e-5,
