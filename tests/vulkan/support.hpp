@@ -8,6 +8,9 @@
 #include <infer/vulkan/command.hpp>
 #include <infer/vulkan/context.hpp>
 #include <infer/vulkan/transfer.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <random>
 
 #include "support/ref_tensor.hpp"
@@ -31,6 +34,20 @@ inline infer::test::RefTensor random_tensor(infer::Shape s, unsigned seed, float
   std::uniform_real_distribution<float> d(lo, hi);
   for (float& v : t.v) v = d(rng);
   return t;
+}
+
+/// A host Mat of this shape, type and pack whose every stored value (padding included) is NaN:
+/// an output a kernel must overwrite.
+inline infer::Mat nan_mat(const infer::Shape& s, infer::ElemType type, int pack) {
+  infer::Mat m(s, type, pack);
+  if (type == infer::ElemType::f16) {
+    auto* p = static_cast<std::uint16_t*>(m.data());
+    std::fill(p, p + m.bytes() / 2, std::uint16_t(0x7E00));
+  } else {
+    auto* p = static_cast<float*>(m.data());
+    std::fill(p, p + m.bytes() / 4, std::numeric_limits<float>::quiet_NaN());
+  }
+  return m;
 }
 
 /// Uploads `host`, runs `record` on the device copy, downloads it.

@@ -18,6 +18,7 @@ using infer::test::RefTensor;
 using infer::vk::test::g_ctx;
 using infer::vk::test::host_mat;
 using infer::vk::test::random_tensor;
+using infer::vk::test::nan_mat;
 
 namespace {
 
@@ -39,18 +40,6 @@ RefTensor reference(const RefTensor& in, const RefTensor* a, const RefTensor* b)
   return out;
 }
 
-/// A host Mat of this shape, type and pack whose every stored value is NaN.
-infer::Mat nan_mat(const Shape& s, ElemType type, int pack) {
-  infer::Mat m(s, type, pack);
-  if (type == ElemType::f16) {
-    auto* p = static_cast<std::uint16_t*>(m.data());
-    std::fill(p, p + m.bytes() / 2, std::uint16_t(0x7E00));
-  } else {
-    auto* p = static_cast<float*>(m.data());
-    std::fill(p, p + m.bytes() / 4, std::numeric_limits<float>::quiet_NaN());
-  }
-  return m;
-}
 
 /// Values as stored at `type` (f16 rounds them).
 RefTensor stored(const RefTensor& t, ElemType type) {

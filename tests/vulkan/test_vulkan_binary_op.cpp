@@ -27,6 +27,7 @@ using infer::vk::EltwiseKind;
 using infer::vk::VkMat;
 using infer::vk::test::g_ctx;
 using infer::vk::test::host_mat;
+using infer::vk::test::nan_mat;
 
 namespace {
 
@@ -150,10 +151,6 @@ RefTensor run_on_device(const std::vector<infer::Mat>& hosts, std::size_t result
 /// axis, else 1.
 int pack_for(const Shape& s, int pack) { return s.packed_extent() % pack == 0 ? pack : 1; }
 
-/// A NaN-filled host blob, so that a value the kernel does not write fails.
-infer::Mat nan_mat(const Shape& s, ElemType type, int pack) {
-  return host_mat(RefTensor(s, std::numeric_limits<float>::quiet_NaN()), type, pack);
-}
 
 /// Counts the wrong values of `got` and names the first (position and both values).
 void compare(const RefTensor& got, const RefTensor& want, ElemType type, const std::string& what) {

@@ -24,6 +24,7 @@ using infer::test::RefTensor;
 using infer::vk::test::g_ctx;
 using infer::vk::test::host_mat;
 using infer::vk::test::random_tensor;
+using infer::vk::test::nan_mat;
 
 namespace {
 
@@ -33,18 +34,6 @@ std::string describe(const Shape& s) {
   return fmt::format("{}-D {}x{}x{}x{}", s.dims, s.w, s.h, s.d, s.c);
 }
 
-/// A host Mat whose every stored value (channel padding too) is NaN.
-infer::Mat nan_mat(const Shape& s, ElemType type, int pack) {
-  infer::Mat m(s, type, pack);
-  if (type == ElemType::f16) {
-    auto* p = static_cast<std::uint16_t*>(m.data());
-    std::fill(p, p + m.bytes() / 2, std::uint16_t(0x7E00));
-  } else {
-    auto* p = static_cast<float*>(m.data());
-    std::fill(p, p + m.bytes() / 4, std::numeric_limits<float>::quiet_NaN());
-  }
-  return m;
-}
 
 /// The values `t` holds once stored as `type` (f16 rounds as the host rounds).
 RefTensor stored(const RefTensor& t, ElemType type) {
