@@ -110,7 +110,7 @@ struct MyLayer {
   Status forward_vulkan(std::span<const infer::vk::VkMat> in, std::span<const infer::vk::VkMat> out,
                         const infer::vk::GpuStep& step, infer::vk::Recorder& rec) const {
     const infer::vk::VkMat& blob = out[0];
-    if (in[0].buffer() != blob.buffer() || in[0].offset() != blob.offset()) {
+    if (!infer::vk::same_memory(in[0], blob)) {
       INFER_TRY(rec.copy(in[0], 0, blob, 0, blob.bytes()));
       INFER_TRY(rec.barrier());
     }

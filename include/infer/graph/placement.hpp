@@ -73,21 +73,24 @@ constexpr int convert_step(Plan& p, std::vector<std::vector<int>>& variants, int
   return out;
 }
 
+/// The buffer of `blob` on `device` as (type, pack) among its variants, or -1.
+constexpr int find_variant(const Plan& p, const std::vector<std::vector<int>>& variants, int blob,
+                           Device device, ElemType type, int pack) {
+  for (int b : variants[std::size_t(blob)]) {
+    const BufferDesc& x = p.buffers[std::size_t(b)];
+    if (x.device == device && x.type == type && x.pack == pack) return b;
+  }
+  return -1;
+}
+
 /// The buffer of `blob` on `device` as (type, pack): an existing one, or made from `src` (on that
 /// device) by a cast, then a repack.
 constexpr int convert_on(Plan& p, std::vector<std::vector<int>>& variants, int blob, Device device,
                          int src, ElemType type, int pack) {
-  auto find = [&](ElemType t, int k) {
-    for (int b : variants[std::size_t(blob)]) {
-      const BufferDesc& x = p.buffers[std::size_t(b)];
-      if (x.device == device && x.type == t && x.pack == k) return b;
-    }
-    return -1;
-  };
-  if (int b = find(type, pack); b >= 0) return b;
+  if (int b = find_variant(p, variants, blob, device, type, pack); b >= 0) return b;
   if (p.buffers[std::size_t(src)].type != type) {
     const int src_pack = p.buffers[std::size_t(src)].pack;
-    int cast = find(type, src_pack);
+    int cast = find_variant(p, variants, blob, device, type, src_pack);
     if (cast < 0)
       cast = convert_step(p, variants, blob, StepDesc::cast, device, type, src_pack, src);
     src = cast;
@@ -105,19 +108,12 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
   const int home = variants[std::size_t(blob)].front();
   const BufferDesc h = p.buffers[std::size_t(home)];
   if (h.device == device) return convert_on(p, variants, blob, device, home, type, pack);
-  for (int b : variants[std::size_t(blob)]) {
-    const BufferDesc& x = p.buffers[std::size_t(b)];
-    if (x.device == device && x.type == type && x.pack == pack) return b;
-  }
+  if (int b = find_variant(p, variants, blob, device, type, pack); b >= 0) return b;
   if (device == Device::vulkan) {
     const int host = convert_on(p, variants, blob, Device::cpu, home, type, pack);
     return convert_step(p, variants, blob, StepDesc::upload, device, type, pack, host);
   }
-  int down = -1;
-  for (int b : variants[std::size_t(blob)]) {
-    const BufferDesc& x = p.buffers[std::size_t(b)];
-    if (x.device == Device::cpu && x.type == h.type && x.pack == h.pack) down = b;
-  }
+  int down = find_variant(p, variants, blob, Device::cpu, h.type, h.pack);
   if (down < 0)
     down = convert_step(p, variants, blob, StepDesc::download, device, h.type, h.pack, home);
   return convert_on(p, variants, blob, Device::cpu, down, type, pack);

@@ -91,10 +91,8 @@ inline Status record_activation(Recorder& rec, const VkMat& blob, Activation act
   if (n > 0xFFFFFFFFu) return make_error("Vulkan activation: {} values is more than 2^32", n);
   const std::uint32_t count = std::uint32_t(n);
   const VkMat* blobs[] = {&blob};
-  const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(&count, 1)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(n), kLocal));
 }
 
 inline Status record_activation(Recorder& rec, const VkMat& blob, const GpuActivation& a) {

@@ -57,17 +57,12 @@ inline Status record_affine(Recorder& rec, const VkMat& bottom, const VkMat& top
         top.shape().h, top.shape().d, top.shape().c, top.shape().dims, to_string(top.type()),
         top.elempack());
   if (s.dims < 1 || s.dims > 4) return make_error("Vulkan affine: a {}-D blob (1 to 4)", s.dims);
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan affine"));
+  INFER_TRY(check_blob(rec, bottom, "Vulkan affine"));
   const int pack = bottom.elempack();
-  if (pack != 1 && pack != 4)
-    return make_error("Vulkan affine: pack {} (the kernel reads packs 1 and 4)", pack);
   const int n = s.packed_extent();
   if (n % pack != 0)
     return make_error("Vulkan affine: pack {} does not divide the packed extent {}", pack, n);
-  if (bottom.total() * std::size_t(pack) > 0x7FFFFFFFu)
-    return make_error("Vulkan affine: a blob of {} values is beyond 2^31",
-                      bottom.total() * std::size_t(pack));
-  const bool same = bottom.buffer() == top.buffer() && bottom.offset() == top.offset();
+  const bool same = same_memory(bottom, top);
   if (!same && detail::affine_overlaps(bottom, top))
     return make_error("Vulkan affine: input and output partly share memory (at {} and {})",
                       bottom.offset(), top.offset());
@@ -87,12 +82,10 @@ inline Status record_affine(Recorder& rec, const VkMat& bottom, const VkMat& top
                             SpecValue::of(5, b ? 1 : 0)};
   const std::int32_t push[3] = {count, plane, gstride};
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = (std::uint32_t(count) + kLocal - 1) / kLocal;
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   // A missing coefficient blob is not read; its binding must still name a buffer: bottom stands in.
   const VkMat* blobs[] = {&bottom, &top, a ? a : &bottom, b ? b : &bottom};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(count), kLocal));
 }
 
 }  // namespace infer::vk

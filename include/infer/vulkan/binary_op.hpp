@@ -140,7 +140,7 @@ inline Status check_binary_blob(std::string_view what, std::string_view name, co
 
 /// Whether m is out's memory with out's layout (an invocation then reads only its own element).
 inline bool same_blob(const VkMat& m, const VkMat& out) {
-  return m.buffer() == out.buffer() && m.offset() == out.offset() && m.shape() == out.shape() &&
+  return same_memory(m, out) && m.shape() == out.shape() &&
          m.type() == out.type() && m.elempack() == out.elempack();
 }
 
@@ -183,12 +183,10 @@ inline Status dispatch_binary(Recorder& rec, const VkMat& a, const VkMat* b, con
                             SpecValue::of(7, b ? 0 : 1),
                             SpecValue::of(8, b ? 0.f : scalar)};
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   // Without b the shader reads the scalar; the binding must still name a buffer: a stands in.
   const VkMat* blobs[] = {&a, b ? b : &a, &out};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(&push, 1)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(n), kLocal));
 }
 
 }  // namespace detail

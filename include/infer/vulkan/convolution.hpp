@@ -47,10 +47,8 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
     if (m && m->type() != bottom.type())
       return make_error("Vulkan convolution: storage types differ ({} and {})",
                         to_string(bottom.type()), to_string(m->type()));
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan convolution"));
-  for (int pack : {bottom.elempack(), top.elempack()})
-    if (pack != 1 && pack != 4)
-      return make_error("Vulkan convolution: pack {} (the kernel reads packs 1 and 4)", pack);
+  for (const VkMat* m : {&bottom, &top, &weights})
+    INFER_TRY(check_blob(rec, *m, "Vulkan convolution"));
   if (cp.kernel_w < 1 || cp.kernel_h < 1 || cp.dilation_w < 1 || cp.dilation_h < 1 ||
       cp.stride_w < 1 || cp.stride_h < 1)
     return make_error("Vulkan convolution: kernel {}x{}, dilation {}x{}, stride {}x{} must be >= 1",
@@ -70,10 +68,6 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
     return make_error("Vulkan convolution: {} bias values for {} output channels",
                       bias->shape().total(), out.c);
   // The shader indexes with 32-bit ints; the z dimension of a dispatch is only guaranteed 65535.
-  for (const VkMat* m : {&bottom, &top, &weights})
-    if (m->total() * std::size_t(m->elempack()) > 0x7FFFFFFFu)
-      return make_error("Vulkan convolution: a blob of {} values is beyond 2^31",
-                        m->total() * std::size_t(m->elempack()));
   if (out.c > 65535)
     return make_error("Vulkan convolution: {} output channels, at most 65535", out.c);
   const bool f16 = bottom.type() == ElemType::f16;

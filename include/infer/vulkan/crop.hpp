@@ -57,11 +57,9 @@ inline Status record_crop(Recorder& rec, const VkMat& bottom, const VkMat& top,
                                  ie[2],           ie[3], offsets[0], offsets[1], offsets[2],
                                  offsets[3],      s[0],  s[1],       d[0],       d[1]};
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   const VkMat* blobs[] = {&bottom, &top};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(n), kLocal));
 }
 
 }  // namespace infer::vk

@@ -43,10 +43,8 @@ inline Status record_deconvolution(Recorder& rec, const VkMat& bottom, const VkM
     if (m && m->type() != bottom.type())
       return make_error("Vulkan deconvolution: storage types differ ({} and {})",
                         to_string(bottom.type()), to_string(m->type()));
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan deconvolution"));
-  for (int pack : {bottom.elempack(), top.elempack()})
-    if (pack != 1 && pack != 4)
-      return make_error("Vulkan deconvolution: pack {} (the kernel reads packs 1 and 4)", pack);
+  for (const VkMat* m : {&bottom, &top, &weights})
+    INFER_TRY(check_blob(rec, *m, "Vulkan deconvolution"));
   if (dp.kernel_w < 1 || dp.kernel_h < 1 || dp.dilation_w < 1 || dp.dilation_h < 1 ||
       dp.stride_w < 1 || dp.stride_h < 1)
     return make_error("Vulkan deconvolution: kernel {}x{}, dilation {}x{}, stride {}x{} must be "
@@ -72,10 +70,6 @@ inline Status record_deconvolution(Recorder& rec, const VkMat& bottom, const VkM
     return make_error("Vulkan deconvolution: {} bias values for {} output channels",
                       bias->shape().total(), out.c);
   // The shader indexes with 32-bit ints; the z dimension of a dispatch is only guaranteed 65535.
-  for (const VkMat* m : {&bottom, &top, &weights})
-    if (m->total() * std::size_t(m->elempack()) > 0x7FFFFFFFu)
-      return make_error("Vulkan deconvolution: a blob of {} values is beyond 2^31",
-                        m->total() * std::size_t(m->elempack()));
   if (out.c > 65535)
     return make_error("Vulkan deconvolution: {} output channels, at most 65535", out.c);
   const bool f16 = bottom.type() == ElemType::f16;

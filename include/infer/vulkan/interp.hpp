@@ -46,18 +46,11 @@ inline Status record_interp(Recorder& rec, const VkMat& bottom, const VkMat& top
     return make_error("Vulkan interp: input {} pack {} and output {} pack {} differ",
                       to_string(bottom.type()), bottom.elempack(), to_string(top.type()),
                       top.elempack());
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan interp"));
-  if (bottom.elempack() != 1 && bottom.elempack() != 4)
-    return make_error("Vulkan interp: pack {} (the kernel reads packs 1 and 4)",
-                      bottom.elempack());
+  for (const VkMat* m : {&bottom, &top}) INFER_TRY(check_blob(rec, *m, "Vulkan interp"));
   if (!(width_scale >= 0.f) || !(height_scale >= 0.f))
     return make_error("Vulkan interp: scales {}x{} must be positive, or 0 for a given size",
                       width_scale, height_scale);
   // The shader indexes with 32-bit ints; the z dimension of a dispatch is only guaranteed 65535.
-  for (const VkMat* m : {&bottom, &top})
-    if (m->total() * std::size_t(m->elempack()) > 0x7FFFFFFFu)
-      return make_error("Vulkan interp: a blob of {} values is beyond 2^31",
-                        m->total() * std::size_t(m->elempack()));
   if (c > 65535) return make_error("Vulkan interp: {} channels, at most 65535", c);
 
   // As layers::Interp computes them: the nearest ratio in float, the step in double.

@@ -40,16 +40,11 @@ inline Status record_lrn(Recorder& rec, const VkMat& bottom, const VkMat& top, i
         region_type);
   if (local_size < 1)
     return make_error("Vulkan LRN: local_size must be positive, got {}", local_size);
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan LRN"));
+  INFER_TRY(check_blob(rec, bottom, "Vulkan LRN"));
   const int pack = bottom.elempack();
-  if (pack != 1 && pack != 4)
-    return make_error("Vulkan LRN: pack {} (the kernel reads packs 1 and 4)", pack);
   if (s.c % pack != 0)
     return make_error("Vulkan LRN: pack {} does not divide the {} channels", pack, s.c);
-  if (bottom.total() * std::size_t(pack) > 0x7FFFFFFFu)
-    return make_error("Vulkan LRN: a blob of {} values is beyond 2^31",
-                      bottom.total() * std::size_t(pack));
-  const bool same = bottom.buffer() == top.buffer() && bottom.offset() == top.offset();
+  const bool same = same_memory(bottom, top);
   if (!same && bottom.buffer() == top.buffer() && bottom.offset() < top.offset() + top.bytes() &&
       top.offset() < bottom.offset() + bottom.bytes())
     return make_error("Vulkan LRN: input and output partly share memory (at {} and {})",
@@ -87,11 +82,9 @@ inline Status record_lrn(Recorder& rec, const VkMat& bottom, const VkMat& top, i
   const std::size_t pixels = std::size_t(s.w) * std::size_t(s.h);
   const std::size_t count = region_type == 0 ? pixels : pixels * std::size_t(s.c);
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = std::uint32_t((count + kLocal - 1) / kLocal);
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   const VkMat* blobs[] = {&bottom, &top};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(&push, 1)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(count), kLocal));
 }
 
 }  // namespace infer::vk

@@ -92,12 +92,10 @@ inline Status record_padding(Recorder& rec, const VkMat& bottom, const VkMat& to
       std::int32_t(n), oe[1],      oe[2],      oe[3], ie[0], ie[1], ie[2], ie[3],    pads[0][0],
       pads[1][0],      pads[2][0], pads[3][0], s[0],  s[1],  d[0],  d[1],  fill_bits};
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   // Without per-channel constants binding 2 is never read; the input stands in for it.
   const VkMat* blobs[] = {&bottom, &top, by_channel ? &per_channel : &bottom};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(n), kLocal));
 }
 
 }  // namespace infer::vk

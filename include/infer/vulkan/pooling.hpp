@@ -32,10 +32,7 @@ inline Status record_pooling(Recorder& rec, const VkMat& bottom,
     return make_error("Vulkan pooling: input {} pack {} and output {} pack {} differ",
                       to_string(bottom.type()), bottom.elempack(), to_string(top.type()),
                       top.elempack());
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan pooling"));
-  if (bottom.elempack() != 1 && bottom.elempack() != 4)
-    return make_error("Vulkan pooling: pack {} (the kernel reads packs 1 and 4)",
-                      bottom.elempack());
+  INFER_TRY(check_blob(rec, bottom, "Vulkan pooling"));
   if (x.in != in.w || y.in != in.h)
     return make_error("Vulkan pooling: windows over {}x{}, input is {}x{}", x.in, y.in, in.w,
                       in.h);
@@ -46,9 +43,6 @@ inline Status record_pooling(Recorder& rec, const VkMat& bottom,
       (x.adaptive_out > 0 && (x.adaptive_out != outw || y.adaptive_out != outh)))
     return make_error("Vulkan pooling: adaptive windows must be on both axes and give the "
                       "output's {}x{}", outw, outh);
-  if (bottom.total() * std::size_t(bottom.elempack()) > 0x7FFFFFFFu)
-    return make_error("Vulkan pooling: a blob of {} values is beyond 2^31",
-                      bottom.total() * std::size_t(bottom.elempack()));
   if (in.c > 65535) return make_error("Vulkan pooling: {} channels, at most 65535", in.c);
   const bool f16 = bottom.type() == ElemType::f16;
   const ShaderCode code{f16 ? "pooling.comp (f16)" : "pooling.comp (f32)",

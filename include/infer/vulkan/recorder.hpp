@@ -72,4 +72,23 @@ inline Status check_storage(const Recorder& rec, ElemType type, std::string_view
   return {};
 }
 
+/// A blob a kernel binds: storage the device reads (check_storage), pack 1 or 4, and few enough
+/// values for the shaders' 32-bit indexes.
+inline Status check_blob(const Recorder& rec, const VkMat& m, std::string_view what) {
+  INFER_TRY(check_storage(rec, m.type(), what));
+  if (m.elempack() != 1 && m.elempack() != 4)
+    return make_error("{}: pack {} (the kernel reads packs 1 and 4)", what, m.elempack());
+  const std::size_t values = m.total() * std::size_t(m.elempack());
+  if (values > 0x7FFFFFFFu) return make_error("{}: a blob of {} values is beyond 2^31", what, values);
+  return {};
+}
+
+/// The workgroups of `local` invocations that cover `n` (a 1-D kernel): rows of at most 65535
+/// (the guaranteed x limit), as many rows as needed; the shader folds y back into its index.
+inline std::array<std::uint32_t, 3> groups_1d(std::size_t n, std::uint32_t local) {
+  const std::uint32_t groups = std::uint32_t((n + local - 1) / local);
+  const std::uint32_t gx = groups < 65535u ? groups : 65535u;
+  return {gx, gx ? (groups + gx - 1) / gx : 0u, 1u};
+}
+
 }  // namespace infer::vk

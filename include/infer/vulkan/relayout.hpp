@@ -81,11 +81,9 @@ inline Status record_move(Recorder& rec, const VkMat& src, const VkMat& dst,
       std::int32_t(n), move.inner, move.ext, move.src_ext, move.src_off, move.dst_ext, move.dst_off,
       move.rows,       move.cols,  s[0],     s[1],         d[0],         d[1]};
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = std::uint32_t((n + kLocal - 1) / kLocal);
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   const VkMat* blobs[] = {&src, &dst};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(n), kLocal));
 }
 
 /// `axis` (ncnn's numbering, negative from the end) of a `dims`-D blob, or -1 when out of range.

@@ -32,17 +32,12 @@ inline Status record_softmax(Recorder& rec, const VkMat& bottom, const VkMat& to
     return make_error(
         "Vulkan softmax: axis {} is out of range for a {}-D input (expected {} to {})", axis,
         s.dims, -s.dims, s.dims - 1);
-  INFER_TRY(check_storage(rec, bottom.type(), "Vulkan softmax"));
+  INFER_TRY(check_blob(rec, bottom, "Vulkan softmax"));
   const int pack = bottom.elempack();
-  if (pack != 1 && pack != 4)
-    return make_error("Vulkan softmax: pack {} (the kernel reads packs 1 and 4)", pack);
   if (s.packed_extent() % pack != 0)
     return make_error("Vulkan softmax: pack {} does not divide the packed extent {}", pack,
                       s.packed_extent());
-  if (bottom.total() * std::size_t(pack) > 0x7FFFFFFFu)
-    return make_error("Vulkan softmax: a blob of {} values is beyond 2^31",
-                      bottom.total() * std::size_t(pack));
-  const bool same = bottom.buffer() == top.buffer() && bottom.offset() == top.offset();
+  const bool same = same_memory(bottom, top);
   if (!same && bottom.buffer() == top.buffer() && bottom.offset() < top.offset() + top.bytes() &&
       top.offset() < bottom.offset() + bottom.bytes())
     return make_error("Vulkan softmax: input and output partly share memory (at {} and {})",
@@ -62,11 +57,9 @@ inline Status record_softmax(Recorder& rec, const VkMat& bottom, const VkMat& to
   const SpecValue spec[] = {SpecValue::of(3, pack)};
   const std::int32_t push[5] = {rows, inner, len, ginner, gstride};
   constexpr std::uint32_t kLocal = 64;
-  const std::uint32_t groups = (std::uint32_t(rows) + kLocal - 1) / kLocal;
-  const std::uint32_t gx = std::min<std::uint32_t>(groups, 65535), gy = (groups + gx - 1) / gx;
   const VkMat* blobs[] = {&bottom, &top};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      {gx, gy, 1});
+                      groups_1d(std::size_t(rows), kLocal));
 }
 
 }  // namespace infer::vk

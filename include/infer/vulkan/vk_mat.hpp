@@ -48,4 +48,9 @@ class VkMat {
   int pack_ = 1;
 };
 
+/// Whether two blobs are the same memory (a step run in place).
+inline bool same_memory(const VkMat& a, const VkMat& b) {
+  return a.buffer() == b.buffer() && a.offset() == b.offset();
+}
+
 }  // namespace infer::vk

@@ -12,10 +12,7 @@
 
 namespace infer::layers::detail {
 
-/// Whether two blobs are the same memory (the plan ran the step in place).
-inline bool same_memory(const vk::VkMat& a, const vk::VkMat& b) {
-  return a.buffer() == b.buffer() && a.offset() == b.offset();
-}
+using vk::same_memory;
 
 /// Whether `part` already is the range of `whole` starting at `first` along axis `a` (the plan
 /// placed a Concat input or Slice output there): the same buffer, at the byte offset of that
