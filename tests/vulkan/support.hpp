@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "support/ref_tensor.hpp"
 
@@ -75,6 +77,44 @@ inline infer::Mat round_trip(const infer::Mat& host, F&& record) {
   infer::Mat out;
   REQUIRE(infer::vk::read_back(**staging, bytes, blob, out).ok());
   return out;
+}
+
+/// Uploads `hosts` (one device buffer, each blob 256-byte aligned), records `record` over their
+/// device copies and returns blob `result` as it is afterwards.
+template <class F>
+inline infer::test::RefTensor run_on_device(const std::vector<infer::Mat>& hosts, std::size_t result,
+                        infer::vk::PipelineCache& cache, F&& record) {
+  infer::vk::Context& ctx = *g_ctx;
+  std::vector<std::size_t> at;
+  std::size_t bytes = 0;
+  for (const infer::Mat& m : hosts) {
+    at.push_back(bytes);
+    bytes += (m.bytes() + 255) / 256 * 256;
+  }
+  auto dev = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::device);
+  auto staging = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::staging);
+  REQUIRE(dev.ok());
+  REQUIRE(staging.ok());
+  std::vector<infer::vk::VkMat> blobs;
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    blobs.emplace_back(dev->get(), at[i], hosts[i].shape(), hosts[i].type(), hosts[i].elempack());
+  auto cmd = infer::vk::Command::create(ctx);
+  REQUIRE(cmd.ok());
+  REQUIRE((*cmd)->begin().ok());
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    REQUIRE(infer::vk::upload(**cmd, hosts[i], **staging, at[i], blobs[i]).ok());
+  REQUIRE((*cmd)->barrier().ok());
+  infer::vk::CommandRecorder recorder(**cmd, cache);
+  const infer::Status rec = record(recorder, std::as_const(blobs));
+  INFO((rec.ok() ? std::string() : rec.message()));
+  REQUIRE(rec.ok());
+  REQUIRE((*cmd)->barrier().ok());
+  REQUIRE(infer::vk::download(**cmd, blobs[result], **staging, at[result]).ok());
+  REQUIRE((*cmd)->end().ok());
+  REQUIRE((*cmd)->submit_and_wait().ok());
+  infer::Mat out;
+  REQUIRE(infer::vk::read_back(**staging, at[result], blobs[result], out).ok());
+  return infer::test::from_mat(out);
 }
 
 }  // namespace infer::vk::test

@@ -19,6 +19,7 @@ using infer::vk::test::g_ctx;
 using infer::vk::test::host_mat;
 using infer::vk::test::random_tensor;
 using infer::vk::test::nan_mat;
+using infer::vk::test::run_on_device;
 
 namespace {
 
@@ -106,45 +107,17 @@ class AffineTester {
 
  private:
   RefTensor run(const RefTensor& in, const RefTensor& a, const RefTensor& b) const {
-    infer::vk::Context& ctx = *g_ctx;
-    const infer::Mat host = host_mat(in, type_, pack_);
-    const infer::Mat host_a = host_mat(a, type_, 1), host_b = host_mat(b, type_, 1);
-    const auto aligned = [](std::size_t n) { return (n + 255) / 256 * 256; };
-    const std::size_t in_at = 0, out_at = inplace_ ? 0 : aligned(host.bytes());
-    const std::size_t a_at = out_at + aligned(host.bytes()), b_at = a_at + aligned(host_a.bytes());
-    const std::size_t bytes = b_at + host_b.bytes();
-    auto dev = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::device);
-    auto staging = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::staging);
-    REQUIRE(dev.ok());
-    REQUIRE(staging.ok());
-    const infer::vk::VkMat d_in(dev->get(), in_at, shape_, type_, pack_);
-    const infer::vk::VkMat d_out(dev->get(), out_at, shape_, type_, pack_);
-    const infer::vk::VkMat d_a(dev->get(), a_at, a.shape, type_, 1);
-    const infer::vk::VkMat d_b(dev->get(), b_at, b.shape, type_, 1);
-    auto cmd = infer::vk::Command::create(ctx);
-    REQUIRE(cmd.ok());
-    REQUIRE((*cmd)->begin().ok());
-    REQUIRE(infer::vk::upload(**cmd, host, **staging, in_at, d_in).ok());
-    REQUIRE(infer::vk::upload(**cmd, host_a, **staging, a_at, d_a).ok());
-    REQUIRE(infer::vk::upload(**cmd, host_b, **staging, b_at, d_b).ok());
-    if (!inplace_)
-      REQUIRE(
-          infer::vk::upload(**cmd, nan_mat(shape_, type_, pack_), **staging, out_at, d_out).ok());
-    REQUIRE((*cmd)->barrier().ok());
-    infer::vk::CommandRecorder recorder(**cmd, *cache_);
-    const infer::Status rec = infer::vk::record_affine(
-        recorder, d_in, d_out, has_a_ ? &d_a : nullptr, has_b_ ? &d_b : nullptr);
-    INFO((rec.ok() ? std::string() : rec.message()));
-    REQUIRE(rec.ok());
-    REQUIRE((*cmd)->barrier().ok());
-    REQUIRE(infer::vk::download(**cmd, d_out, **staging, out_at).ok());
-    REQUIRE((*cmd)->end().ok());
-    const infer::Status ran = (*cmd)->submit_and_wait();
-    INFO((ran.ok() ? std::string() : ran.message()));
-    REQUIRE(ran.ok());
-    infer::Mat out;
-    REQUIRE(infer::vk::read_back(**staging, out_at, d_out, out).ok());
-    return infer::test::from_mat(out);
+    // The input, a, b, then (out of place) a NaN-filled output.
+    std::vector<infer::Mat> hosts{host_mat(in, type_, pack_), host_mat(a, type_, 1),
+                                  host_mat(b, type_, 1)};
+    if (!inplace_) hosts.push_back(nan_mat(shape_, type_, pack_));
+    const std::size_t out = inplace_ ? 0 : 3;
+    return run_on_device(hosts, out, *cache_,
+                         [&](infer::vk::Recorder& rec, const std::vector<infer::vk::VkMat>& m) {
+                           return infer::vk::record_affine(rec, m[0], m[out],
+                                                           has_a_ ? &m[1] : nullptr,
+                                                           has_b_ ? &m[2] : nullptr);
+                         });
   }
 
   infer::vk::PipelineCache* cache_;

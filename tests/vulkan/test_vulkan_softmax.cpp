@@ -20,6 +20,7 @@ using infer::vk::test::g_ctx;
 using infer::vk::test::host_mat;
 using infer::vk::test::random_tensor;
 using infer::vk::test::nan_mat;
+using infer::vk::test::run_on_device;
 
 namespace {
 
@@ -101,37 +102,14 @@ class SoftmaxTester {
 
  private:
   RefTensor run(const RefTensor& in) const {
-    infer::vk::Context& ctx = *g_ctx;
-    const infer::Mat host = host_mat(in, type_, pack_);
-    const std::size_t in_at = 0, out_at = inplace_ ? 0 : (host.bytes() + 255) / 256 * 256;
-    const std::size_t bytes = out_at + host.bytes();
-    auto dev = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::device);
-    auto staging = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::staging);
-    REQUIRE(dev.ok());
-    REQUIRE(staging.ok());
-    const infer::vk::VkMat d_in(dev->get(), in_at, shape_, type_, pack_);
-    const infer::vk::VkMat d_out(dev->get(), out_at, shape_, type_, pack_);
-    auto cmd = infer::vk::Command::create(ctx);
-    REQUIRE(cmd.ok());
-    REQUIRE((*cmd)->begin().ok());
-    REQUIRE(infer::vk::upload(**cmd, host, **staging, in_at, d_in).ok());
-    if (!inplace_)
-      REQUIRE(
-          infer::vk::upload(**cmd, nan_mat(shape_, type_, pack_), **staging, out_at, d_out).ok());
-    REQUIRE((*cmd)->barrier().ok());
-    infer::vk::CommandRecorder recorder(**cmd, *cache_);
-    const infer::Status rec = infer::vk::record_softmax(recorder, d_in, d_out, axis_);
-    INFO((rec.ok() ? std::string() : rec.message()));
-    REQUIRE(rec.ok());
-    REQUIRE((*cmd)->barrier().ok());
-    REQUIRE(infer::vk::download(**cmd, d_out, **staging, out_at).ok());
-    REQUIRE((*cmd)->end().ok());
-    const infer::Status ran = (*cmd)->submit_and_wait();
-    INFO((ran.ok() ? std::string() : ran.message()));
-    REQUIRE(ran.ok());
-    infer::Mat out;
-    REQUIRE(infer::vk::read_back(**staging, out_at, d_out, out).ok());
-    return infer::test::from_mat(out);
+    // The input, then (out of place) a NaN-filled output.
+    std::vector<infer::Mat> hosts{host_mat(in, type_, pack_)};
+    if (!inplace_) hosts.push_back(nan_mat(shape_, type_, pack_));
+    const std::size_t out = inplace_ ? 0 : 1;
+    return run_on_device(hosts, out, *cache_,
+                         [&](infer::vk::Recorder& rec, const std::vector<infer::vk::VkMat>& m) {
+                           return infer::vk::record_softmax(rec, m[0], m[out], axis_);
+                         });
   }
 
   infer::vk::PipelineCache* cache_;
