@@ -20,22 +20,37 @@ function(infer_add_shaders target dir)
   set(headers "")
   foreach(src IN LISTS sources)
     get_filename_component(name "${src}" NAME_WE)
-    foreach(variant f32 f16)
+    # A shader may ask for more variants with a line "// infer-variant: coopmat": f16 storage
+    # compiled with -DINFER_COOPMAT=1 (GL_NV_cooperative_matrix), embedded as NAME_coopmat.
+    file(STRINGS "${src}" extra REGEX "^// infer-variant: ")
+    set(variants f32 f16)
+    foreach(line IN LISTS extra)
+      string(REGEX REPLACE "^// infer-variant: *" "" v "${line}")
+      if(NOT v STREQUAL "coopmat")
+        message(FATAL_ERROR "${src}: unknown shader variant '${v}' (known: coopmat)")
+      endif()
+      list(APPEND variants ${v})
+    endforeach()
+    foreach(variant IN LISTS variants)
       set(fp16 0)
+      set(coopmat 0)
       if(variant STREQUAL "f16")
         set(fp16 1)
+      elseif(variant STREQUAL "coopmat")
+        set(fp16 1)
+        set(coopmat 1)
       endif()
       set(spv "${out_dir}/spv/${name}_${variant}.spv")
       set(hpp "${out_dir}/infer_shaders/${name}_${variant}.hpp")
       add_custom_command(OUTPUT "${hpp}"
         COMMAND "${CMAKE_COMMAND}" -E make_directory "${out_dir}/spv" "${out_dir}/infer_shaders"
         COMMAND "${INFER_GLSLC}" -fshader-stage=compute --target-env=vulkan1.1 -O -Werror
-                -DINFER_FP16_STORAGE=${fp16} "${src}" -o "${spv}"
+                -DINFER_FP16_STORAGE=${fp16} -DINFER_COOPMAT=${coopmat} "${src}" -o "${spv}"
         COMMAND "${CMAKE_COMMAND}" -DSPV=${spv} -DHPP=${hpp} -DNAME=${name}_${variant}
                 -P "${INFER_SHADERS_CMAKE_DIR}/InferEmbedSpirv.cmake"
         MAIN_DEPENDENCY "${src}"
         DEPENDS "${INFER_SHADERS_CMAKE_DIR}/InferEmbedSpirv.cmake" ${includes}
-        COMMENT "glslc ${name}.comp (${variant} storage)"
+        COMMENT "glslc ${name}.comp (${variant})"
         VERBATIM)
       list(APPEND headers "${hpp}")
     endforeach()

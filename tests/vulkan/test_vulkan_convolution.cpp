@@ -1,10 +1,13 @@
-// The GPU convolution kernel against a scalar definition (sums in double over the values as
-// stored): 1x1, 3x3 padded, strided, dilated, 5x5 and 7x7 windows, grouped and depthwise, odd
-// channel counts and sizes, with and without bias, fused activations, every pair of input and
-// output packs (1, 4) it reads, f32 and f16 storage; then its errors.
+// The GPU convolution kernels against a scalar definition (sums in double over the values as
+// stored): the direct kernel and the implicit GEMM (its FMA path everywhere, its cooperative-matrix
+// path where the device has one) on 1x1, 3x3 padded, strided, dilated, 5x5 and 7x7 windows,
+// grouped and depthwise, odd channel counts and sizes, several 64 x 64 tiles with partial edges,
+// with and without bias, fused activations, every pair of input and output packs (1, 4) they
+// read, f32 and f16 storage; then their errors.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <infer/vulkan/command.hpp>
+#include <infer/vulkan/conv_gemm.hpp>
 #include <infer/vulkan/convolution.hpp>
 
 #include "vulkan/support.hpp"
@@ -83,13 +86,21 @@ std::vector<float> stored(const std::vector<float>& v, ElemType type) {
 }
 
 /// Runs one case on the device at (type, in_pack, out_pack); returns the output as f32.
+/// Which kernel runs a case: the direct one, or the GEMM on one of its paths.
+enum class Kernel { direct, gemm_fma, gemm_coopmat };
+
 RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& weights,
                   const std::vector<float>& bias, int outw, int outh, ElemType type, int in_pack,
-                  int out_pack, infer::vk::PipelineCache& cache) {
+                  int out_pack, infer::vk::PipelineCache& cache, Kernel kernel = Kernel::direct) {
   infer::vk::Context& ctx = *g_ctx;
   const infer::Mat host_in = host_mat(in, type, in_pack);
-  RefTensor wt(Shape::of(int(weights.size()))), bt(Shape::of(std::max<int>(1, int(bias.size()))));
-  wt.v = weights;
+  const std::vector<float> laid =
+      kernel == Kernel::direct
+          ? weights
+          : infer::vk::conv_gemm_weights(weights, k.outc, k.c / k.p.group, k.p.kernel_h,
+                                         k.p.kernel_w);
+  RefTensor wt(Shape::of(int(laid.size()))), bt(Shape::of(std::max<int>(1, int(bias.size()))));
+  wt.v = laid;
   if (!bias.empty()) bt.v = bias;
   const infer::Mat host_w = host_mat(wt, type, 1), host_b = host_mat(bt, type, 1);
   const Shape out_shape = Shape::of(outw, outh, k.outc);
@@ -119,8 +130,13 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   }
   REQUIRE((*cmd)->barrier().ok());
   infer::vk::CommandRecorder recorder(**cmd, cache);
-  const infer::Status rec = infer::vk::record_convolution(recorder, d_in, d_out, d_w,
-                                                          k.bias ? &d_b : nullptr, k.p);
+  const infer::Status rec =
+      kernel == Kernel::direct
+          ? infer::vk::record_convolution(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, k.p)
+          : infer::vk::record_conv_gemm(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, k.p,
+                                        kernel == Kernel::gemm_fma
+                                            ? infer::vk::GemmPath::fma
+                                            : infer::vk::GemmPath::cooperative_matrix);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
   REQUIRE((*cmd)->barrier().ok());
@@ -159,6 +175,11 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       {8, 8, 10, 9, conv(3, 3, 1, 1, 1, 2)},                              // 2 groups
       {12, 12, 9, 9, conv(3, 3, 1, 2, 1, 12, Activation::sigmoid)},       // depthwise
       {16, 8, 6, 5, conv(3, 1, 1, 1, 0, 4)},                              // 3x1, 4 groups
+      // Several GEMM tiles: M 70 and N 143 (partial tiles on both), K 612 (many steps, padded).
+      {68, 70, 13, 11, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
+      {96, 132, 9, 9, conv(1, 1, 1, 2, 0, 1)},                            // 1x1 stride 2
+      {18, 30, 10, 7, conv(3, 3, 1, 1, 1, 3, Activation::leaky_relu, 0.2f)},  // 6 in per group
+      {24, 24, 11, 10, conv(3, 3, 2, 1, 2, 3)},                           // 8 per group, dilated
   };
   infer::vk::PipelineCache cache(*g_ctx);
   unsigned seed = 1;
@@ -179,13 +200,21 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       const std::vector<float> bias =
           k.bias ? stored(random_tensor(Shape::of(k.outc), ++seed).v, type) : std::vector<float>{};
       const RefTensor want = reference(in, weights, bias, k.outc, outw, outh, p);
+      std::vector<Kernel> kernels = {Kernel::direct};
+      if (infer::vk::conv_uses_gemm(per_in)) {
+        kernels.push_back(Kernel::gemm_fma);
+        if (type == ElemType::f16 && g_ctx->info().cooperative_matrix)
+          kernels.push_back(Kernel::gemm_coopmat);
+      }
+      for (Kernel kernel : kernels)
       for (int in_pack : {1, 4})
         for (int out_pack : {1, 4}) {
           if (k.c % in_pack || k.outc % out_pack) continue;
-          const RefTensor got =
-              run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack, cache);
+          const RefTensor got = run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack,
+                                        cache, kernel);
           REQUIRE(got.v.size() == want.v.size());
-          // f32: sums in another order; f16: the output rounded to 11 bits.
+          // f32: sums in another order; f16: the output rounded to 11 bits (and, on the tensor
+          // cores, products of f16 values summed in f32: the same inputs as the reference).
           const float tol = type == ElemType::f32 ? 1e-4f : 4e-3f;
           float scale = 1.f;
           for (float v : want.v) scale = std::max(scale, std::abs(v));
@@ -193,10 +222,11 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
           for (std::size_t i = 0; i < want.v.size(); ++i)
             if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
           INFO(fmt::format("{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
-                           "in pack {} out pack {}: {} wrong, first at {}: got {} want {}",
+                           "in pack {} out pack {}, kernel {}: {} wrong, first at {}: got {} "
+                           "want {}",
                            p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
                            int(p.act.kind), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
-                           out_pack, bad, first, got.v[first], want.v[first]));
+                           out_pack, int(kernel), bad, first, got.v[first], want.v[first]));
           CHECK(bad == 0);
         }
     }

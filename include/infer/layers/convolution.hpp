@@ -251,7 +251,9 @@ struct Convolution {
   /// On the GPU: the direct convolution kernel (shaders/convolution.comp), the step's activation
   /// in its epilogue; weight_data and bias_data uploaded as they are (folded where BatchNorm or
   /// Scale were folded into them).
-  Status upload_vulkan(vk::Uploader& up) const { return detail::upload_weights_and_bias(*this, up); }
+  Status upload_vulkan(vk::Uploader& up) const {
+    return detail::upload_conv_weights(*this, 1, up);
+  }
   Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
                         const vk::GpuStep& step, vk::Recorder& rec) const {
     return detail::conv_vulkan(*this, 1, in, out, step, rec, "Convolution");

@@ -277,7 +277,9 @@ struct ConvolutionDepthWise {
 #ifdef INFER_HAS_VULKAN
   /// On the GPU: the direct convolution kernel with `group` groups (depthwise when group is the
   /// channel count), the step's activation in its epilogue.
-  Status upload_vulkan(vk::Uploader& up) const { return detail::upload_weights_and_bias(*this, up); }
+  Status upload_vulkan(vk::Uploader& up) const {
+    return detail::upload_conv_weights(*this, group, up);
+  }
   Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
                         const vk::GpuStep& step, vk::Recorder& rec) const {
     return detail::conv_vulkan(*this, group, in, out, step, rec, "ConvolutionDepthWise");

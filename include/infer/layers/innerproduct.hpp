@@ -127,9 +127,9 @@ struct InnerProduct {
         activation, [&](const auto& a) { return forward_fused<T, Pack>(bottom, top, opt, a); });
   }
 #ifdef INFER_HAS_VULKAN
-  /// On the GPU: the convolution kernel with one window over the whole input (1-D, or 3-D w x h x
-  /// c in ncnn's c-h-w weight order), giving num_output values. A 2-D input (one product per row)
-  /// is not run on the GPU.
+  /// On the GPU: a matrix-vector product over the input (1-D, or 3-D w x h x c read in ncnn's
+  /// c-h-w weight order), giving num_output values. A 2-D input (one product per row) is not run
+  /// on the GPU.
   Status upload_vulkan(vk::Uploader& up) const { return detail::upload_weights_and_bias(*this, up); }
   Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
                         const vk::GpuStep& step, vk::Recorder& rec) const {
@@ -142,12 +142,9 @@ struct InnerProduct {
     if (s.total() != std::size_t(num_input()))
       return make_error("InnerProduct GPU forward: {} input values, num_input is {}", s.total(),
                         num_input());
-    vk::ConvolutionParams p;
-    p.kernel_w = s.dims == 3 ? s.w : 1;
-    p.kernel_h = s.dims == 3 ? s.h : 1;
-    p.act = vk::gpu_activation(step.act);
-    return vk::record_convolution(rec, in[0], out[0], step.weights[0],
-                                  step.weights.size() > 1 ? &step.weights[1] : nullptr, p);
+    return vk::record_gemv(rec, in[0], out[0], step.weights[0],
+                           step.weights.size() > 1 ? &step.weights[1] : nullptr,
+                           vk::gpu_activation(step.act));
   }
 #endif
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <infer/status.hpp>
 #include <atomic>
@@ -37,7 +38,11 @@ struct DeviceInfo {
   bool fp16_storage = false;  ///< storageBuffer16BitAccess
   bool fp16_arithmetic = false;  ///< shaderFloat16
   bool int8_storage = false;  ///< storageBuffer8BitAccess
-  bool cooperative_matrix = false;  ///< VK_NV_cooperative_matrix
+  bool cooperative_matrix_ext = false;  ///< VK_NV_cooperative_matrix is offered
+  /// The convolution's tensor-core path can run: the extension, 16x16x16 fp16 products with f32
+  /// accumulators at subgroup scope, 32-wide subgroups and fp16 arithmetic (and not turned off).
+  bool cooperative_matrix = false;
+  std::string cooperative_shapes;  ///< the MxNxK A/B/C types the device lists, for reports
   std::uint32_t subgroup_size = 0;
   std::uint32_t max_shared_memory = 0;  ///< bytes per workgroup
   std::uint32_t max_workgroup_invocations = 0;
@@ -48,10 +53,12 @@ struct DeviceInfo {
   std::string describe() const {
     return fmt::format(
         "{} ({}, Vulkan {}.{}): fp16 storage {}, fp16 arithmetic {}, int8 storage {}, "
-        "cooperative matrix {}, subgroup {}, shared memory {} KB, {} MB device-local",
+        "cooperative matrix {}{}, subgroup {}, shared memory {} KB, {} MB device-local",
         name, kind, VK_API_VERSION_MAJOR(api_version), VK_API_VERSION_MINOR(api_version),
         fp16_storage ? "yes" : "no", fp16_arithmetic ? "yes" : "no", int8_storage ? "yes" : "no",
-        cooperative_matrix ? "yes" : "no", subgroup_size, max_shared_memory / 1024,
+        cooperative_matrix ? "in use" : cooperative_matrix_ext ? "offered, not used" : "no",
+        cooperative_shapes.empty() ? "" : " (" + cooperative_shapes + ")", subgroup_size,
+        max_shared_memory / 1024,
         device_local_bytes >> 20);
   }
 };
@@ -60,6 +67,10 @@ struct DeviceInfo {
 /// integrated, virtual, then CPU implementations such as lavapipe).
 struct DeviceChoice {
   std::optional<std::uint32_t> index;
+  /// Whether the kernels may use cooperative matrices where the device has them; off, every
+  /// convolution takes the FMA path (to compare the two, or to rule one out). The environment
+  /// variable INFER_VULKAN_COOPMAT=0 turns it off for every device a program opens.
+  bool cooperative_matrix = true;
 };
 
 /// Runs `f` (Vulkan-Hpp calls) and turns what it throws into an Error naming `what`.
@@ -178,7 +189,40 @@ class Context {
     d.subgroup_size = sub.get<::vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
     for (const auto& e : pd.enumerateDeviceExtensionProperties())
       if (std::string_view(e.extensionName.data()) == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)
-        d.cooperative_matrix = true;
+        d.cooperative_matrix_ext = true;
+    if (d.cooperative_matrix_ext) {
+      bool f16_16x16x16 = false;
+      auto type = [](::vk::ComponentTypeNV t) {
+        return t == ::vk::ComponentTypeNV::eFloat16   ? "f16"
+               : t == ::vk::ComponentTypeNV::eFloat32 ? "f32"
+               : t == ::vk::ComponentTypeNV::eSint8   ? "s8"
+               : t == ::vk::ComponentTypeNV::eSint32  ? "s32"
+               : t == ::vk::ComponentTypeNV::eUint8   ? "u8"
+                                                      : "other";
+      };
+      try {
+        for (const auto& c : pd.getCooperativeMatrixPropertiesNV()) {
+          if (c.scope != ::vk::ScopeNV::eSubgroup) continue;
+          d.cooperative_shapes += fmt::format("{}{}x{}x{} {}*{}+{}",
+                                              d.cooperative_shapes.empty() ? "" : ", ", c.MSize,
+                                              c.NSize, c.KSize, type(c.AType), type(c.BType),
+                                              type(c.CType));
+          if (c.MSize == 16 && c.NSize == 16 && c.KSize == 16 &&
+              c.AType == ::vk::ComponentTypeNV::eFloat16 &&
+              c.BType == ::vk::ComponentTypeNV::eFloat16 &&
+              c.CType == ::vk::ComponentTypeNV::eFloat32 &&
+              c.DType == ::vk::ComponentTypeNV::eFloat32)
+            f16_16x16x16 = true;
+        }
+      } catch (const ::vk::SystemError&) {
+        f16_16x16x16 = false;  // the query failed: the path is not used
+      }
+      const auto coop = pd.getFeatures2<::vk::PhysicalDeviceFeatures2,
+                                        ::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>();
+      d.cooperative_matrix =
+          f16_16x16x16 && d.subgroup_size == 32 && d.fp16_arithmetic && d.fp16_storage &&
+          coop.get<::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>().cooperativeMatrix;
+    }
     const auto mem = pd.getMemoryProperties();
     for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
       if (mem.memoryHeaps[h].flags & ::vk::MemoryHeapFlagBits::eDeviceLocal)
@@ -222,6 +266,9 @@ class Context {
         if (rank(infos[i]) < rank(infos[pick])) pick = i;
     }
     info_ = infos[pick];
+    const char* env = std::getenv("INFER_VULKAN_COOPMAT");
+    if (!choice.cooperative_matrix || (env && std::string_view(env) == "0"))
+      info_.cooperative_matrix = false;
     physical_ = std::make_unique<::vk::raii::PhysicalDevice>(std::move((*devices)[pick]));
     // One queue family with compute.
     const auto families = physical_->getQueueFamilyProperties();
@@ -238,9 +285,17 @@ class Context {
       ::vk::StructureChain<::vk::DeviceCreateInfo, ::vk::PhysicalDeviceFeatures2,
                            ::vk::PhysicalDevice16BitStorageFeatures,
                            ::vk::PhysicalDevice8BitStorageFeatures,
-                           ::vk::PhysicalDeviceShaderFloat16Int8Features>
+                           ::vk::PhysicalDeviceShaderFloat16Int8Features,
+                           ::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>
           chain;
       chain.get<::vk::DeviceCreateInfo>().setQueueCreateInfos(qci);
+      const char* extensions[] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME};
+      if (info_.cooperative_matrix) {
+        chain.get<::vk::DeviceCreateInfo>().setPEnabledExtensionNames(extensions);
+        chain.get<::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>().cooperativeMatrix = true;
+      } else {
+        chain.unlink<::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>();
+      }
       chain.get<::vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess =
           info_.fp16_storage;
       chain.get<::vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess =

@@ -31,6 +31,9 @@ class Recorder {
   virtual std::string_view device_name() const = 0;
   /// Whether the device reads and writes 16-bit storage buffers (f16 blobs).
   virtual bool fp16_storage() const = 0;
+  /// Whether the kernels' cooperative-matrix (tensor-core) paths run on the device: 16x16x16
+  /// fp16 products with f32 accumulators on 32-wide subgroups (DeviceInfo::cooperative_matrix).
+  virtual bool cooperative_matrix() const { return false; }
   /// Records one dispatch of `code` with workgroup size `local` (constants 0-2), constants `spec`
   /// (ids from 3), blob i at binding i, `push` as push constants, `groups` workgroups.
   virtual Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,

@@ -5,6 +5,7 @@
 
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/vulkan/activation.hpp>
+#include <infer/vulkan/conv_gemm.hpp>
 #include <infer/vulkan/convolution.hpp>
 #include <infer/vulkan/recorder.hpp>
 #include <span>
@@ -75,8 +76,35 @@ Status conv_vulkan(const L& layer, int group, std::span<const vk::VkMat> in,
   p.group = group;
   p.pad_value = layer.pad_value;
   p.act = vk::gpu_activation(step.act);
-  return vk::record_convolution(rec, in[0], out[0], step.weights[0],
-                                step.weights.size() > 1 ? &step.weights[1] : nullptr, p);
+  const vk::VkMat* bias = step.weights.size() > 1 ? &step.weights[1] : nullptr;
+  if (s.dims == 3 && group > 0 && s.c % group == 0 && vk::conv_uses_gemm(s.c / group))
+    return vk::record_conv_gemm(rec, in[0], out[0], step.weights[0], bias, p);
+  return vk::record_convolution(rec, in[0], out[0], step.weights[0], bias, p);
+}
+
+/// Uploads a convolution layer's weights (laid out for the GEMM kernel when conv_vulkan runs it
+/// as one: more than one input channel per group), then its bias when it has one.
+template <class L>
+Status upload_conv_weights(const L& layer, int group, vk::Uploader& up) {
+  const Window2D win = conv_window(layer);
+  const std::size_t per_output = std::size_t(layer.num_output) * std::size_t(win.maxk());
+  const int in_per_group =
+      per_output > 0 ? int(layer.weight_data.size() / per_output) : 0;
+  if (vk::conv_uses_gemm(in_per_group) && group >= 1 &&
+      std::size_t(in_per_group) * per_output == layer.weight_data.size()) {
+    const std::vector<float> laid = vk::conv_gemm_weights(
+        layer.weight_data, layer.num_output, in_per_group, win.kernel_h, win.kernel_w);
+    auto w = up.add(laid);
+    INFER_TRY(w);
+  } else {
+    auto w = up.add(layer.weight_data);
+    INFER_TRY(w);
+  }
+  if (layer.bias_term && !layer.bias_data.empty()) {
+    auto b = up.add(layer.bias_data);
+    INFER_TRY(b);
+  }
+  return {};
 }
 
 /// Uploads a convolution-like layer's weights, then its bias when it has one.

@@ -1,0 +1,172 @@
+// The fast GPU convolution (shaders/conv_gemm.comp): an implicit GEMM over 64 x 64 output tiles,
+// on the tensor cores through cooperative matrices where the device has them (f16 storage), with
+// fp32 FMAs otherwise; bias and activation in the epilogue. Its weights are laid out at load
+// (conv_gemm_weights). And the matrix-vector product of InnerProduct over one sample
+// (shaders/gemv.comp), weight-bandwidth bound.
+#pragma once
+
+#include <cstddef>
+#include <infer/vulkan/convolution.hpp>
+#include <infer/vulkan/recorder.hpp>
+#include <infer_shaders/conv_gemm_coopmat.hpp>
+#include <infer_shaders/conv_gemm_f16.hpp>
+#include <infer_shaders/conv_gemm_f32.hpp>
+#include <infer_shaders/gemv_f16.hpp>
+#include <infer_shaders/gemv_f32.hpp>
+#include <span>
+#include <vector>
+
+namespace infer::vk {
+
+/// Which arithmetic the GEMM convolution uses: the device's best (cooperative matrices for f16
+/// storage where the device has them, else FMA), or one named (a test or benchmark comparing them;
+/// naming cooperative matrices on a device without them is an error).
+enum class GemmPath { best, fma, cooperative_matrix };
+
+/// Whether a convolution with `in_per_group` input channels per group runs as a GEMM. With one
+/// channel per group (depthwise) the reduction is the window alone: the direct kernel.
+constexpr bool conv_uses_gemm(int in_per_group) { return in_per_group > 1; }
+
+/// K of the GEMM padded to the kernel's step of 32.
+constexpr int conv_gemm_k_pad(int k) { return (k + 31) / 32 * 32; }
+
+/// Weights in ncnn's order [outc][in_per_group][kh][kw] laid out for conv_gemm.comp:
+/// [outc][K_pad], k = (ky * kw + kx) * in_per_group + ic, zeros past K.
+inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int outc, int in_per_group,
+                                            int kernel_h, int kernel_w) {
+  const int taps = kernel_h * kernel_w, K = in_per_group * taps, K_pad = conv_gemm_k_pad(K);
+  std::vector<float> out(std::size_t(outc) * std::size_t(K_pad), 0.f);
+  if (ncnn.size() != std::size_t(outc) * std::size_t(K)) return {};
+  for (int oc = 0; oc < outc; ++oc)
+    for (int ic = 0; ic < in_per_group; ++ic)
+      for (int t = 0; t < taps; ++t)
+        out[std::size_t(oc) * std::size_t(K_pad) + std::size_t(t * in_per_group + ic)] =
+            ncnn[(std::size_t(oc) * std::size_t(in_per_group) + std::size_t(ic)) *
+                     std::size_t(taps) + std::size_t(t)];
+  return out;
+}
+
+/// Records top = act(conv(bottom, weights) + bias) as an implicit GEMM. Blobs 3-D, of one storage
+/// type, packs 1 or 4; `weights` laid out by conv_gemm_weights; `bias` may be null. `path` picks
+/// the arithmetic. Mismatches are errors naming them.
+inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& top,
+                               const VkMat& weights, const VkMat* bias, const ConvolutionParams& cp,
+                               GemmPath path = GemmPath::best) {
+  const Shape& in = bottom.shape();
+  const Shape& out = top.shape();
+  if (in.dims != 3 || out.dims != 3)
+    return make_error("Vulkan GEMM convolution: blobs must be 3-D, got {}-D input and {}-D output",
+                      in.dims, out.dims);
+  for (const VkMat* m : {&top, &weights, bias})
+    if (m && m->type() != bottom.type())
+      return make_error("Vulkan GEMM convolution: storage types differ ({} and {})",
+                        to_string(bottom.type()), to_string(m->type()));
+  for (const VkMat* m : {&bottom, &top, &weights})
+    INFER_TRY(check_blob(rec, *m, "Vulkan GEMM convolution"));
+  if (cp.kernel_w < 1 || cp.kernel_h < 1 || cp.dilation_w < 1 || cp.dilation_h < 1 ||
+      cp.stride_w < 1 || cp.stride_h < 1)
+    return make_error("Vulkan GEMM convolution: kernel {}x{}, dilation {}x{}, stride {}x{} must be "
+                      ">= 1",
+                      cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h, cp.stride_w,
+                      cp.stride_h);
+  if (cp.group < 1 || in.c % cp.group != 0 || out.c % cp.group != 0)
+    return make_error("Vulkan GEMM convolution: group {} must divide {} input and {} output "
+                      "channels",
+                      cp.group, in.c, out.c);
+  const int K = in.c / cp.group * cp.kernel_h * cp.kernel_w, K_pad = conv_gemm_k_pad(K);
+  if (weights.shape().total() != std::size_t(out.c) * std::size_t(K_pad))
+    return make_error("Vulkan GEMM convolution: {} weights, expected {} ({} outputs x K {} padded "
+                      "to {}; lay them out with conv_gemm_weights)",
+                      weights.shape().total(), std::size_t(out.c) * std::size_t(K_pad), out.c, K,
+                      K_pad);
+  if (bias && bias->shape().total() != std::size_t(out.c))
+    return make_error("Vulkan GEMM convolution: {} bias values for {} output channels",
+                      bias->shape().total(), out.c);
+  const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
+  const std::size_t m_tiles = (std::size_t(out.c / cp.group) + 63) / 64;
+  if ((pixels + 63) / 64 > 65535 || m_tiles > 65535 || cp.group > 65535)
+    return make_error("Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
+                      "exceed the dispatch limits (65535 tiles of 64 a dimension)",
+                      pixels, out.c / cp.group, cp.group);
+  const bool f16 = bottom.type() == ElemType::f16;
+  bool coop = false;
+  switch (path) {
+    case GemmPath::best:
+      coop = f16 && rec.cooperative_matrix();
+      break;
+    case GemmPath::fma:
+      break;
+    case GemmPath::cooperative_matrix:
+      if (!f16 || !rec.cooperative_matrix())
+        return make_error("Vulkan GEMM convolution: cooperative matrices asked for, {} (storage "
+                          "{}, device {})",
+                          !f16 ? "which take f16 storage" : "which the device does not offer",
+                          to_string(bottom.type()), rec.device_name());
+      coop = true;
+      break;
+  }
+  const ShaderCode code{
+      coop  ? "conv_gemm.comp (cooperative matrix)"
+      : f16 ? "conv_gemm.comp (f16)"
+            : "conv_gemm.comp (f32)",
+      coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_coopmat)
+      : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
+            : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
+      4, 12 * 4};
+  const SpecValue spec[] = {
+      SpecValue::of(3, cp.kernel_w),       SpecValue::of(4, cp.kernel_h),
+      SpecValue::of(5, cp.dilation_w),     SpecValue::of(6, cp.dilation_h),
+      SpecValue::of(7, cp.stride_w),       SpecValue::of(8, cp.stride_h),
+      SpecValue::of(9, cp.group),          SpecValue::of(10, bottom.elempack()),
+      SpecValue::of(11, top.elempack()),   SpecValue::of(12, bias ? 1 : 0),
+      SpecValue::of(13, int(cp.act.kind)), SpecValue::of(14, cp.act.p0),
+      SpecValue::of(15, cp.act.p1),        SpecValue::of(16, cp.pad_value)};
+  const std::int32_t push[12] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
+                                 out.w, out.h, out.c, std::int32_t(top.cstep()),
+                                 cp.pad_left, cp.pad_top, K, K_pad};
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights};
+  return rec.dispatch(code, {128, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
+                      {std::uint32_t((pixels + 63) / 64), std::uint32_t(m_tiles),
+                       std::uint32_t(cp.group)});
+}
+
+/// Records top[o] = act(bias[o] + sum_k weights[o][k] * x[k]) for InnerProduct over one sample:
+/// x the input (1-D, or 3-D read in ncnn's channel-row-column order), top 1-D of `outputs`,
+/// weights [outputs][K] in ncnn's order.
+inline Status record_gemv(Recorder& rec, const VkMat& bottom, const VkMat& top,
+                          const VkMat& weights, const VkMat* bias, const GpuActivation& act) {
+  const Shape& in = bottom.shape();
+  if ((in.dims != 1 && in.dims != 3) || top.shape().dims != 1)
+    return make_error("Vulkan inner product: a 1-D or 3-D input and a 1-D output, got {}-D and {}-D",
+                      in.dims, top.shape().dims);
+  for (const VkMat* m : {&top, &weights, bias})
+    if (m && m->type() != bottom.type())
+      return make_error("Vulkan inner product: storage types differ ({} and {})",
+                        to_string(bottom.type()), to_string(m->type()));
+  for (const VkMat* m : {&bottom, &top, &weights})
+    INFER_TRY(check_blob(rec, *m, "Vulkan inner product"));
+  const std::size_t K = in.total(), outputs = std::size_t(top.shape().w);
+  if (weights.shape().total() != K * outputs)
+    return make_error("Vulkan inner product: {} weights, expected {} ({} outputs x {} inputs)",
+                      weights.shape().total(), K * outputs, outputs, K);
+  if (bias && bias->shape().total() != outputs)
+    return make_error("Vulkan inner product: {} bias values for {} outputs",
+                      bias->shape().total(), outputs);
+  const bool f16 = bottom.type() == ElemType::f16;
+  const ShaderCode code{f16 ? "gemv.comp (f16)" : "gemv.comp (f32)",
+                        f16 ? std::span<const std::uint32_t>(shaders::gemv_f16)
+                            : std::span<const std::uint32_t>(shaders::gemv_f32),
+                        4, 5 * 4};
+  const SpecValue spec[] = {SpecValue::of(3, bottom.elempack()), SpecValue::of(4, bias ? 1 : 0),
+                            SpecValue::of(5, int(act.kind)), SpecValue::of(6, act.p0),
+                            SpecValue::of(7, act.p1)};
+  const bool flat = in.dims == 1;
+  const std::int32_t push[5] = {flat ? 1 : in.w, flat ? 1 : in.h,
+                                flat ? 1 : std::int32_t(bottom.cstep()), std::int32_t(K),
+                                std::int32_t(outputs)};
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights};
+  return rec.dispatch(code, {32, 8, 1}, spec, blobs, std::as_bytes(std::span(push)),
+                      groups_1d(outputs, 8));
+}
+
+}  // namespace infer::vk

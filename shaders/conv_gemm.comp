@@ -1,0 +1,246 @@
+// Convolution as an implicit GEMM, the fast path for every convolution with more than one input
+// channel per group: per group g, top[M x N] = W[M x K] * im2col(bottom)[K x N], M the group's
+// output channels, N the output pixels, K = (input channels per group) x kernel_h x kernel_w.
+// The im2col matrix is never stored: each workgroup gathers its K x N tile from the input blob
+// (taps outside the input read the pad value) into shared memory.
+//
+// A workgroup of 128 invocations computes a 64 x 64 tile of the output, stepping K by 32:
+//   - INFER_COOPMAT (f16 storage, devices with VK_NV_cooperative_matrix and 32-wide subgroups):
+//     four subgroups, each 32 x 32 of the tile as 2 x 2 16x16x16 fp16 products accumulated in
+//     f32 on the tensor cores;
+//   - otherwise (any device, f32 or f16 storage): each invocation 8 output channels x 4 pixels
+//     with fp32 FMAs.
+// Both then apply the bias and the activation in f32 and store (pack 1 or 4).
+//
+// Weights are laid out at load for this kernel: [output channel][K_pad], K ordered (ky, kx,
+// input channel) so that four consecutive k of a pack-4 input are one load, each row zero-padded
+// to K_pad (a multiple of 32) so that the weight tile needs no bound on k.
+// Specialization constants: 0-2 workgroup size (128, 1, 1); 3/4 kernel w/h, 5/6 dilation w/h,
+// 7/8 stride w/h, 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its
+// parameters, 16 pad value.
+// Push constants: input w, h, c, channel step (packed elements); the same of the output; left and
+// top padding; K and K_pad.
+// infer-variant: coopmat
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#if INFER_FP16_STORAGE
+#extension GL_EXT_shader_16bit_storage : require
+#define STORE float16_t
+#define STORE4 f16vec4
+#else
+#define STORE float
+#define STORE4 vec4
+#endif
+#if INFER_COOPMAT
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(constant_id = 3) const int kernel_w = 1;
+layout(constant_id = 4) const int kernel_h = 1;
+layout(constant_id = 5) const int dilation_w = 1;
+layout(constant_id = 6) const int dilation_h = 1;
+layout(constant_id = 7) const int stride_w = 1;
+layout(constant_id = 8) const int stride_h = 1;
+layout(constant_id = 9) const int group = 1;
+layout(constant_id = 10) const int in_pack = 1;
+layout(constant_id = 11) const int out_pack = 1;
+layout(constant_id = 12) const int bias_term = 0;
+layout(constant_id = 13) const int act = 0;
+layout(constant_id = 14) const float p0 = 0.0;
+layout(constant_id = 15) const float p1 = 0.0;
+layout(constant_id = 16) const float pad_value = 0.0;
+
+layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
+layout(binding = 0) readonly buffer Bottom4 { STORE4 v[]; } bottom4;
+layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
+layout(binding = 1) writeonly buffer Top4 { STORE4 v[]; } top4;
+layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
+layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
+#if INFER_COOPMAT
+// The same memory as raw 16-bit quadruples: copied to shared memory without conversion.
+layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;
+layout(binding = 2) readonly buffer WeightsRaw { uvec2 v[]; } weights_raw;
+#endif
+
+layout(push_constant) uniform Push {
+  int w, h, c, cstep;
+  int outw, outh, outc, out_cstep;
+  int pad_left, pad_top;
+  int K, K_pad;
+} pc;
+
+#include "activation.glsl"
+
+#define BM 64
+#define BN 64
+#define BK 32
+#define THREADS 128
+
+#if INFER_COOPMAT
+// Four k values of one row (A) or one column (B) as four halves; rows padded by 8 halves.
+#define SH uvec2
+#define SH_ROW 10
+SH pack4(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }
+shared float Cs[BM * (BN + 4)];
+#else
+#define SH vec4
+#define SH_ROW 9
+SH pack4(vec4 v) { return v; }
+#endif
+shared SH As[BM * SH_ROW];  // [row m][k / 4]
+shared SH Bs[BN * SH_ROW];  // [pixel n][k / 4]: B column-major
+
+// The input value at input channel ic (of the whole blob) and input pixel (iy, ix).
+float input_at(int ic, int iy, int ix) {
+  if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) return pad_value;
+  return float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + (iy * pc.w + ix) * in_pack +
+                        ic % in_pack]);
+}
+
+void main() {
+  const int tid = int(gl_LocalInvocationID.x);
+  const int g = int(gl_WorkGroupID.z);
+  const int M = pc.outc / group;        // output channels of the group
+  const int cin = pc.c / group;         // input channels of the group
+  const int N = pc.outw * pc.outh;
+  const int m0 = int(gl_WorkGroupID.y) * BM;
+  const int n0 = int(gl_WorkGroupID.x) * BN;
+  // Four k at once from one pack-4 load when the group's channels start and end on packs.
+  const bool vec_in = in_pack == 4 && cin % 4 == 0;
+
+  // This invocation's pixel of the B tile (the same for every chunk) and its A rows.
+  const int bn = tid % BN;
+  const int p = n0 + bn;
+  const bool p_ok = p < N;
+  const int oy = p_ok ? p / pc.outw : 0;
+  const int iy0 = oy * stride_h - pc.pad_top;
+  const int ix0 = (p_ok ? p - oy * pc.outw : 0) * stride_w - pc.pad_left;
+  const int row_k4 = pc.K_pad / 4;
+
+  SH a_reg[4], b_reg[4];
+
+#define FETCH(k0)                                                                            \
+  for (int i = 0; i < 4; ++i) {                                                              \
+    const int u = tid + THREADS * i;                                                         \
+    const int am = m0 + u / 8;                                                               \
+    const int ak4 = (k0) / 4 + u % 8;                                                        \
+    FETCH_A(am < M, (g * M + am) * row_k4 + ak4, a_reg[i]);                                  \
+    const int k = (k0) + 4 * (tid / BN + 2 * i);                                             \
+    if (!p_ok || k >= pc.K) {                                                                \
+      b_reg[i] = pack4(vec4(0.0));                                                           \
+    } else if (vec_in) {                                                                     \
+      const int tap = k / cin;                                                               \
+      const int ky = tap / kernel_w;                                                         \
+      const int iy = iy0 + ky * dilation_h;                                                  \
+      const int ix = ix0 + (tap - ky * kernel_w) * dilation_w;                               \
+      const int ic = g * cin + (k - tap * cin);                                              \
+      if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w)                                      \
+        b_reg[i] = pack4(vec4(pad_value));                                                   \
+      else                                                                                   \
+        FETCH_B((ic / 4) * pc.cstep + iy * pc.w + ix, b_reg[i]);                             \
+    } else {                                                                                 \
+      vec4 v = vec4(0.0);                                                                    \
+      for (int j = 0; j < 4; ++j) {                                                          \
+        const int kk = k + j;                                                                \
+        if (kk < pc.K) {                                                                     \
+          const int tap = kk / cin;                                                          \
+          const int ky = tap / kernel_w;                                                     \
+          v[j] = input_at(g * cin + (kk - tap * cin), iy0 + ky * dilation_h,                 \
+                          ix0 + (tap - ky * kernel_w) * dilation_w);                         \
+        }                                                                                    \
+      }                                                                                      \
+      b_reg[i] = pack4(v);                                                                   \
+    }                                                                                        \
+  }
+
+#if INFER_COOPMAT
+#define FETCH_A(ok, index, dst) dst = (ok) ? weights_raw.v[index] : uvec2(0)
+#define FETCH_B(index, dst) dst = bottom_raw.v[index]
+  const int sg = int(gl_SubgroupID);
+  const int wm = (sg / 2) * 32, wn = (sg % 2) * 32;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+#else
+#define FETCH_A(ok, index, dst) dst = (ok) ? vec4(weights4.v[index]) : vec4(0.0)
+#define FETCH_B(index, dst) dst = vec4(bottom4.v[index])
+  const int tx = tid % 16, ty = tid / 16;
+  float acc[8][4];
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+#endif
+
+  FETCH(0)
+  for (int k0 = 0; k0 < pc.K_pad; k0 += BK) {
+    barrier();
+    for (int i = 0; i < 4; ++i) {
+      const int u = tid + THREADS * i;
+      As[(u / 8) * SH_ROW + u % 8] = a_reg[i];
+      Bs[bn * SH_ROW + tid / BN + 2 * i] = b_reg[i];
+    }
+    memoryBarrierShared();
+    barrier();
+    if (k0 + BK < pc.K_pad) {
+      FETCH(k0 + BK)
+    }
+#if INFER_COOPMAT
+    for (int kk = 0; kk < BK / 4; kk += 4) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
+      for (int i = 0; i < 2; ++i)
+        coopMatLoadNV(a[i], As, (wm + 16 * i) * SH_ROW + kk, SH_ROW, false);
+      for (int j = 0; j < 2; ++j)
+        coopMatLoadNV(b[j], Bs, (wn + 16 * j) * SH_ROW + kk, SH_ROW, true);
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+    }
+#else
+    for (int k4 = 0; k4 < BK / 4; ++k4) {
+      vec4 a[8], b[4];
+      for (int i = 0; i < 8; ++i) a[i] = As[(ty * 8 + i) * SH_ROW + k4];
+      for (int j = 0; j < 4; ++j) b[j] = Bs[(tx + 16 * j) * SH_ROW + k4];
+      for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 4; ++j) acc[i][j] += dot(a[i], b[j]);
+    }
+#endif
+  }
+
+  // Epilogue: four consecutive output channels m..m+3 of the group at pixel n of the tile.
+  const bool vec_out = out_pack == 4 && M % 4 == 0;
+#if INFER_COOPMAT
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      coopMatStoreNV(acc[i][j], Cs, (wm + 16 * i) * (BN + 4) + wn + 16 * j, BN + 4, false);
+  memoryBarrierShared();
+  barrier();
+  for (int r = 0; r < 8; ++r) {
+    const int mt = 4 * (tid / BN + 2 * r), nt = tid % BN;
+    vec4 v = vec4(Cs[mt * (BN + 4) + nt], Cs[(mt + 1) * (BN + 4) + nt],
+                  Cs[(mt + 2) * (BN + 4) + nt], Cs[(mt + 3) * (BN + 4) + nt]);
+#else
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 4; ++j) {
+    const int mt = ty * 8 + 4 * r, nt = tx + 16 * j;
+    vec4 v = vec4(acc[4 * r][j], acc[4 * r + 1][j], acc[4 * r + 2][j], acc[4 * r + 3][j]);
+#endif
+    const int m = m0 + mt, q = n0 + nt;
+    if (q >= N || m >= M) continue;
+    const int oc = g * M + m;
+    for (int e = 0; e < 4; ++e) {
+      const float b = bias_term != 0 && m + e < M ? float(bias.v[oc + e]) : 0.0;
+      v[e] = activate(v[e] + b, act, p0, p1);
+    }
+    if (vec_out) {
+      top4.v[(oc / 4) * pc.out_cstep + q] = STORE4(v);
+    } else {
+      for (int e = 0; e < 4 && m + e < M; ++e) {
+        const int o = oc + e;
+        top.v[(o / out_pack) * pc.out_cstep * out_pack + q * out_pack + o % out_pack] = STORE(v[e]);
+      }
+    }
+  }
+}

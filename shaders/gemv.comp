@@ -1,0 +1,78 @@
+// InnerProduct over one sample: top[o] = act(bias[o] + sum_k W[o][k] x[k]), a matrix-vector
+// product bound by the weights' bandwidth. A workgroup of 32 x 8 invocations takes 8 rows; the 32
+// of a row stride over k (four consecutive weights per load when K is a multiple of 4, so each
+// row's loads are contiguous across the invocations), then sum their partials in shared memory.
+// x is the input blob read in ncnn's order (channel, y, x) whatever its pack: k = (c * h + y) * w
+// + x, at (c / pack) * cstep * pack + (y * w + x) * pack + c % pack (a 1-D blob: cstep 1, h 1).
+// Weights in ncnn's order [output][k]. The output is 1-D (contiguous at any pack).
+// Specialization constants: 0-2 workgroup size (32, 8, 1); 3 input pack, 4 bias term,
+// 5 activation, 6/7 its parameters.
+// Push constants: the input's w, h, channel step (packed elements); K; the outputs.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#if INFER_FP16_STORAGE
+#extension GL_EXT_shader_16bit_storage : require
+#define STORE float16_t
+#define STORE4 f16vec4
+#else
+#define STORE float
+#define STORE4 vec4
+#endif
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(constant_id = 3) const int in_pack = 1;
+layout(constant_id = 4) const int bias_term = 0;
+layout(constant_id = 5) const int act = 0;
+layout(constant_id = 6) const float p0 = 0.0;
+layout(constant_id = 7) const float p1 = 0.0;
+
+layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
+layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
+layout(binding = 2) readonly buffer Weights { STORE v[]; } weights;
+layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
+layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
+
+layout(push_constant) uniform Push {
+  int w, h, cstep, K, outputs;
+} pc;
+
+#include "activation.glsl"
+
+shared float partial[8][33];
+
+float x_at(int k) {
+  const int hw = pc.w * pc.h;
+  const int c = k / hw, s = k - c * hw;
+  return float(bottom.v[(c / in_pack) * pc.cstep * in_pack + s * in_pack + c % in_pack]);
+}
+
+void main() {
+  const int lane = int(gl_LocalInvocationID.x);
+  const int r = int(gl_LocalInvocationID.y);
+  const int o = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * 8 + r;
+  float sum = 0.0;
+  if (o < pc.outputs) {
+    if (pc.K % 4 == 0) {
+      const int row = o * (pc.K / 4);
+      for (int k4 = lane; k4 < pc.K / 4; k4 += 32) {
+        const vec4 wv = vec4(weights4.v[row + k4]);
+        const int k = 4 * k4;
+        sum += wv.x * x_at(k) + wv.y * x_at(k + 1) + wv.z * x_at(k + 2) + wv.w * x_at(k + 3);
+      }
+    } else {
+      for (int k = lane; k < pc.K; k += 32) sum += float(weights.v[o * pc.K + k]) * x_at(k);
+    }
+  }
+  partial[r][lane] = sum;
+  memoryBarrierShared();
+  barrier();
+  for (int step = 16; step > 0; step /= 2) {
+    if (lane < step) partial[r][lane] += partial[r][lane + step];
+    memoryBarrierShared();
+    barrier();
+  }
+  if (lane == 0 && o < pc.outputs) {
+    const float b = bias_term != 0 ? float(bias.v[o]) : 0.0;
+    top.v[o] = STORE(activate(partial[r][0] + b, act, p0, p1));
+  }
+}
