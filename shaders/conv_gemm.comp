@@ -10,16 +10,19 @@
 //     f32 on the tensor cores;
 //   - otherwise (any device, f32 or f16 storage): each invocation 8 output channels x 4 pixels
 //     with fp32 FMAs.
-// Both then apply the bias and the activation in f32 and store (pack 1 or 4).
+// Both then apply the bias and the activation in f32 and store (pack 1 or 4). Where the output
+// has too few tiles to fill the device, K is split: workgroup z = split * group + g sums its
+// k_split of K and stores the partial sums in f32 to `partial` ([split][outc][pixels]), and
+// conv_gemm_reduce.comp adds them up and applies the epilogue.
 //
 // Weights are laid out at load for this kernel: [output channel][K_pad], K ordered (ky, kx,
 // input channel) so that four consecutive k of a pack-4 input are one load, each row zero-padded
 // to K_pad (a multiple of 32) so that the weight tile needs no bound on k.
 // Specialization constants: 0-2 workgroup size (128, 1, 1); 3/4 kernel w/h, 5/6 dilation w/h,
 // 7/8 stride w/h, 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its
-// parameters, 16 pad value.
+// parameters, 16 pad value, 17 split (1: store partial sums).
 // Push constants: input w, h, c, channel step (packed elements); the same of the output; left and
-// top padding; K and K_pad.
+// top padding; K, K_pad and k_split (a multiple of 32).
 // infer-variant: coopmat
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -54,6 +57,7 @@ layout(constant_id = 13) const int act = 0;
 layout(constant_id = 14) const float p0 = 0.0;
 layout(constant_id = 15) const float p1 = 0.0;
 layout(constant_id = 16) const float pad_value = 0.0;
+layout(constant_id = 17) const int split = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer Bottom4 { STORE4 v[]; } bottom4;
@@ -61,6 +65,7 @@ layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
 layout(binding = 1) writeonly buffer Top4 { STORE4 v[]; } top4;
 layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
+layout(binding = 4) writeonly buffer Partial { float v[]; } partial;
 #if INFER_COOPMAT
 // The same memory as raw 16-bit quadruples: copied to shared memory without conversion.
 layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;
@@ -71,7 +76,7 @@ layout(push_constant) uniform Push {
   int w, h, c, cstep;
   int outw, outh, outc, out_cstep;
   int pad_left, pad_top;
-  int K, K_pad;
+  int K, K_pad, k_split;
 } pc;
 
 #include "activation.glsl"
@@ -104,7 +109,10 @@ float input_at(int ic, int iy, int ix) {
 
 void main() {
   const int tid = int(gl_LocalInvocationID.x);
-  const int g = int(gl_WorkGroupID.z);
+  const int g = int(gl_WorkGroupID.z) % group;
+  const int part = int(gl_WorkGroupID.z) / group;
+  const int k_begin = part * pc.k_split;
+  const int k_end = min(pc.K_pad, k_begin + pc.k_split);
   const int M = pc.outc / group;        // output channels of the group
   const int cin = pc.c / group;         // input channels of the group
   const int N = pc.outw * pc.outh;
@@ -125,7 +133,7 @@ void main() {
   SH a_reg[4], b_reg[4];
 
 #define FETCH(k0)                                                                            \
-  for (int i = 0; i < 4; ++i) {                                                              \
+  [[unroll]] for (int i = 0; i < 4; ++i) {                                                              \
     const int u = tid + THREADS * i;                                                         \
     const int am = m0 + u / 8;                                                               \
     const int ak4 = (k0) / 4 + u % 8;                                                        \
@@ -145,7 +153,7 @@ void main() {
         FETCH_B((ic / 4) * pc.cstep + iy * pc.w + ix, b_reg[i]);                             \
     } else {                                                                                 \
       vec4 v = vec4(0.0);                                                                    \
-      for (int j = 0; j < 4; ++j) {                                                          \
+      [[unroll]] for (int j = 0; j < 4; ++j) {                                                          \
         const int kk = k + j;                                                                \
         if (kk < pc.K) {                                                                     \
           const int tap = kk / cin;                                                          \
@@ -164,47 +172,47 @@ void main() {
   const int sg = int(gl_SubgroupID);
   const int wm = (sg / 2) * 32, wn = (sg % 2) * 32;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  [[unroll]] for (int i = 0; i < 2; ++i)
+    [[unroll]] for (int j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 #else
 #define FETCH_A(ok, index, dst) dst = (ok) ? vec4(weights4.v[index]) : vec4(0.0)
 #define FETCH_B(index, dst) dst = vec4(bottom4.v[index])
   const int tx = tid % 16, ty = tid / 16;
   float acc[8][4];
-  for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+  [[unroll]] for (int i = 0; i < 8; ++i)
+    [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
 #endif
 
-  FETCH(0)
-  for (int k0 = 0; k0 < pc.K_pad; k0 += BK) {
+  FETCH(k_begin)
+  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
     barrier();
-    for (int i = 0; i < 4; ++i) {
+    [[unroll]] for (int i = 0; i < 4; ++i) {
       const int u = tid + THREADS * i;
       As[(u / 8) * SH_ROW + u % 8] = a_reg[i];
       Bs[bn * SH_ROW + tid / BN + 2 * i] = b_reg[i];
     }
     memoryBarrierShared();
     barrier();
-    if (k0 + BK < pc.K_pad) {
+    if (k0 + BK < k_end) {
       FETCH(k0 + BK)
     }
 #if INFER_COOPMAT
-    for (int kk = 0; kk < BK / 4; kk += 4) {
+    [[unroll]] for (int kk = 0; kk < BK / 4; kk += 4) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
-      for (int i = 0; i < 2; ++i)
+      [[unroll]] for (int i = 0; i < 2; ++i)
         coopMatLoadNV(a[i], As, (wm + 16 * i) * SH_ROW + kk, SH_ROW, false);
-      for (int j = 0; j < 2; ++j)
+      [[unroll]] for (int j = 0; j < 2; ++j)
         coopMatLoadNV(b[j], Bs, (wn + 16 * j) * SH_ROW + kk, SH_ROW, true);
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+      [[unroll]] for (int i = 0; i < 2; ++i)
+        [[unroll]] for (int j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
     }
 #else
-    for (int k4 = 0; k4 < BK / 4; ++k4) {
+    [[unroll]] for (int k4 = 0; k4 < BK / 4; ++k4) {
       vec4 a[8], b[4];
-      for (int i = 0; i < 8; ++i) a[i] = As[(ty * 8 + i) * SH_ROW + k4];
-      for (int j = 0; j < 4; ++j) b[j] = Bs[(tx + 16 * j) * SH_ROW + k4];
-      for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 4; ++j) acc[i][j] += dot(a[i], b[j]);
+      [[unroll]] for (int i = 0; i < 8; ++i) a[i] = As[(ty * 8 + i) * SH_ROW + k4];
+      [[unroll]] for (int j = 0; j < 4; ++j) b[j] = Bs[(tx + 16 * j) * SH_ROW + k4];
+      [[unroll]] for (int i = 0; i < 8; ++i)
+        [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] += dot(a[i], b[j]);
     }
 #endif
   }
@@ -212,25 +220,30 @@ void main() {
   // Epilogue: four consecutive output channels m..m+3 of the group at pixel n of the tile.
   const bool vec_out = out_pack == 4 && M % 4 == 0;
 #if INFER_COOPMAT
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
+  [[unroll]] for (int i = 0; i < 2; ++i)
+    [[unroll]] for (int j = 0; j < 2; ++j)
       coopMatStoreNV(acc[i][j], Cs, (wm + 16 * i) * (BN + 4) + wn + 16 * j, BN + 4, false);
   memoryBarrierShared();
   barrier();
-  for (int r = 0; r < 8; ++r) {
+  [[unroll]] for (int r = 0; r < 8; ++r) {
     const int mt = 4 * (tid / BN + 2 * r), nt = tid % BN;
     vec4 v = vec4(Cs[mt * (BN + 4) + nt], Cs[(mt + 1) * (BN + 4) + nt],
                   Cs[(mt + 2) * (BN + 4) + nt], Cs[(mt + 3) * (BN + 4) + nt]);
 #else
-  for (int r = 0; r < 2; ++r)
-    for (int j = 0; j < 4; ++j) {
+  [[unroll]] for (int r = 0; r < 2; ++r)
+    [[unroll]] for (int j = 0; j < 4; ++j) {
     const int mt = ty * 8 + 4 * r, nt = tx + 16 * j;
     vec4 v = vec4(acc[4 * r][j], acc[4 * r + 1][j], acc[4 * r + 2][j], acc[4 * r + 3][j]);
 #endif
     const int m = m0 + mt, q = n0 + nt;
     if (q >= N || m >= M) continue;
     const int oc = g * M + m;
-    for (int e = 0; e < 4; ++e) {
+    if (split != 0) {
+      [[unroll]] for (int e = 0; e < 4; ++e)
+        if (m + e < M) partial.v[(part * pc.outc + oc + e) * N + q] = v[e];
+      continue;
+    }
+    [[unroll]] for (int e = 0; e < 4; ++e) {
       const float b = bias_term != 0 && m + e < M ? float(bias.v[oc + e]) : 0.0;
       v[e] = activate(v[e] + b, act, p0, p1);
     }

@@ -1,10 +1,11 @@
-// Softmax along one axis, one invocation per softmax row (every position of the other axes): it
-// finds the row's max, sums exp(x - max), then writes exp(x - max) / sum. Row id stands for
+// Softmax along one axis, one invocation per softmax row (every position of the other axes), or,
+// for long rows (wide = 1), one workgroup of 64 per row reducing in shared memory: it finds the
+// row's max, sums exp(x - max), then writes exp(x - max) / sum. Row id stands for
 // (q, r), outer and inner position; its value j is logical value (q * len + j) * inner + r, which
 // sits in storage at (o / pack) * gstride * pack + k * pack + o % pack, o = L / ginner,
 // k = L % ginner (o along the packed axis: w of 1-D, h of 2-D, c otherwise). Input and output at
 // the same shape and pack, possibly the same memory; storage f32, or f16 with INFER_FP16_STORAGE
-// (arithmetic in f32). Specialization constants: 0-2 workgroup size, 3 pack. Push constants: rows,
+// (arithmetic in f32). Specialization constants: 0-2 workgroup size, 3 pack, 4 wide. Push constants: rows,
 // inner, len, ginner, gstride.
 #version 450
 #if INFER_FP16_STORAGE
@@ -16,6 +17,7 @@
 
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const int pack = 1;
+layout(constant_id = 4) const int wide = 0;  // 1: a workgroup of 64 per row (long rows)
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
@@ -30,7 +32,46 @@ int storage_index(int l) {
   return (o / pack) * pc.gstride * pack + k * pack + o % pack;
 }
 
+shared float red[64];
+
+// The sum (op 0) or max (op 1) of every invocation's v over the workgroup of 64.
+float workgroup_reduce(float v, int op) {
+  const int lane = int(gl_LocalInvocationID.x);
+  red[lane] = v;
+  memoryBarrierShared();
+  barrier();
+  for (int step = 32; step > 0; step /= 2) {
+    if (lane < step) red[lane] = op == 0 ? red[lane] + red[lane + step] : max(red[lane], red[lane + step]);
+    memoryBarrierShared();
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+
 void main() {
+  if (wide != 0) {
+    // A workgroup per row: its 64 invocations stride along the row.
+    const int id = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+    if (id >= pc.rows) return;  // the whole workgroup: barriers stay uniform
+    const int lane = int(gl_LocalInvocationID.x);
+    const int q = id / pc.inner, r = id - q * pc.inner;
+    const int first = q * pc.len * pc.inner + r;
+    float m = -1.0 / 0.0;
+    for (int j = lane; j < pc.len; j += 64)
+      m = max(m, float(bottom.v[storage_index(first + j * pc.inner)]));
+    m = workgroup_reduce(m, 1);
+    float sum = 0.0;
+    for (int j = lane; j < pc.len; j += 64)
+      sum += exp(float(bottom.v[storage_index(first + j * pc.inner)]) - m);
+    sum = workgroup_reduce(sum, 0);
+    for (int j = lane; j < pc.len; j += 64) {
+      const int at = storage_index(first + j * pc.inner);
+      top.v[at] = STORE(exp(float(bottom.v[at]) - m) / sum);
+    }
+    return;
+  }
   // Many rows dispatch rows of at most 65535 workgroups (the guaranteed limit).
   const uint id = gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x +
                   gl_GlobalInvocationID.x;

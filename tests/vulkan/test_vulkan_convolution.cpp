@@ -87,7 +87,8 @@ std::vector<float> stored(const std::vector<float>& v, ElemType type) {
 
 /// Runs one case on the device at (type, in_pack, out_pack); returns the output as f32.
 /// Which kernel runs a case: the direct one, or the GEMM on one of its paths.
-enum class Kernel { direct, gemm_fma, gemm_coopmat };
+/// The GEMM kernels split K where the output has few tiles (gemm_*), or not at all (*_whole).
+enum class Kernel { direct, gemm_fma, gemm_coopmat, gemm_fma_whole, gemm_coopmat_whole };
 
 RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& weights,
                   const std::vector<float>& bias, int outw, int outh, ElemType type, int in_pack,
@@ -134,9 +135,13 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
       kernel == Kernel::direct
           ? infer::vk::record_convolution(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, k.p)
           : infer::vk::record_conv_gemm(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, k.p,
-                                        kernel == Kernel::gemm_fma
+                                        kernel == Kernel::gemm_fma || kernel == Kernel::gemm_fma_whole
                                             ? infer::vk::GemmPath::fma
-                                            : infer::vk::GemmPath::cooperative_matrix);
+                                            : infer::vk::GemmPath::cooperative_matrix,
+                                        kernel == Kernel::gemm_fma_whole ||
+                                                kernel == Kernel::gemm_coopmat_whole
+                                            ? 1
+                                            : 0);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
   REQUIRE((*cmd)->barrier().ok());
@@ -175,7 +180,8 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       {8, 8, 10, 9, conv(3, 3, 1, 1, 1, 2)},                              // 2 groups
       {12, 12, 9, 9, conv(3, 3, 1, 2, 1, 12, Activation::sigmoid)},       // depthwise
       {16, 8, 6, 5, conv(3, 1, 1, 1, 0, 4)},                              // 3x1, 4 groups
-      // Several GEMM tiles: M 70 and N 143 (partial tiles on both), K 612 (many steps, padded).
+      // Several GEMM tiles: M 70 and N 143 (partial tiles on both), K 612 (many steps, padded;
+      // split in 5 parts of 128 by the automatic choice).
       {68, 70, 13, 11, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
       {96, 132, 9, 9, conv(1, 1, 1, 2, 0, 1)},                            // 1x1 stride 2
       {18, 30, 10, 7, conv(3, 3, 1, 1, 1, 3, Activation::leaky_relu, 0.2f)},  // 6 in per group
@@ -203,8 +209,11 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       std::vector<Kernel> kernels = {Kernel::direct};
       if (infer::vk::conv_uses_gemm(per_in)) {
         kernels.push_back(Kernel::gemm_fma);
-        if (type == ElemType::f16 && g_ctx->info().cooperative_matrix)
+        kernels.push_back(Kernel::gemm_fma_whole);
+        if (type == ElemType::f16 && g_ctx->info().cooperative_matrix) {
           kernels.push_back(Kernel::gemm_coopmat);
+          kernels.push_back(Kernel::gemm_coopmat_whole);
+        }
       }
       for (Kernel kernel : kernels)
       for (int in_pack : {1, 4})
@@ -265,4 +274,21 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan]
   const infer::Status pack8 = infer::vk::record_convolution(rec, packed8, out, w, nullptr, p);
   REQUIRE_FALSE(pack8.ok());
   CHECK_THAT(pack8.message(), Catch::Contains("pack 8"));
+
+  // The GEMM kernel: weights in ncnn's order (not laid out for it), cooperative matrices where
+  // they cannot run, a 1-D blob.
+  const infer::vk::VkMat w_gemm(buf->get(), 8192, Shape::of(6 * 64), ElemType::f32, 1);
+  CHECK(infer::vk::record_conv_gemm(rec, in, out, w_gemm, nullptr, p).ok());
+  const infer::Status unlaid = infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p);
+  REQUIRE_FALSE(unlaid.ok());
+  CHECK_THAT(unlaid.message(), Catch::Contains("216 weights, expected 384") &&
+                                   Catch::Contains("conv_gemm_weights"));
+  const infer::Status coop = infer::vk::record_conv_gemm(
+      rec, in, out, w_gemm, nullptr, p, infer::vk::GemmPath::cooperative_matrix);
+  REQUIRE_FALSE(coop.ok());
+  CHECK_THAT(coop.message(), Catch::Contains("cooperative matrices asked for, which take f16"));
+  const infer::vk::VkMat flat(buf->get(), 0, Shape::of(100), ElemType::f32, 1);
+  const infer::Status one_d = infer::vk::record_conv_gemm(rec, flat, out, w_gemm, nullptr, p);
+  REQUIRE_FALSE(one_d.ok());
+  CHECK_THAT(one_d.message(), Catch::Contains("must be 3-D, got 1-D input"));
 }

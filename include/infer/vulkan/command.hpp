@@ -3,6 +3,7 @@
 // once, it can be submitted again (a plan's forward replays it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <infer/vulkan/buffer.hpp>
 #include <infer/vulkan/context.hpp>
@@ -144,6 +145,19 @@ class Command {
     });
   }
 
+  /// Device memory of at least `bytes` for kernels' intermediate values, kept as long as the
+  /// command (a larger request makes a new buffer; the earlier ones stay for what was recorded).
+  Result<VkMat> scratch(std::size_t bytes) {
+    bytes = std::max<std::size_t>((bytes + 255) / 256 * 256, 256);
+    if (scratch_.empty() || scratch_.back()->bytes() < bytes) {
+      auto b = Buffer::create(*ctx_, bytes, MemoryKind::device);
+      INFER_TRY(b);
+      scratch_.push_back(std::move(*b));
+    }
+    const Buffer* b = scratch_.back().get();
+    return VkMat(b, 0, Shape::of(int(b->bytes() / 4)), ElemType::f32, 1);
+  }
+
   /// Submits what was recorded and waits for it (one submit, one fence wait).
   Status submit_and_wait() {
     return guard(fmt::format("running a command buffer on {}", ctx_->info().name), [&] {
@@ -170,6 +184,7 @@ class Command {
   std::vector<::vk::raii::DescriptorSet> sets_;
   std::unique_ptr<::vk::raii::QueryPool> pool_queries_;
   std::uint32_t queries_ = 0;
+  std::vector<std::unique_ptr<Buffer>> scratch_;
 };
 
 /// A Recorder over a Command being recorded, with pipelines from a cache.
@@ -196,6 +211,7 @@ class CommandRecorder final : public Recorder {
                       dst.offset() + dst_offset, bytes);
   }
   Status barrier() override { return cmd_->barrier(); }
+  Result<VkMat> scratch(std::size_t bytes) override { return cmd_->scratch(bytes); }
 
  private:
   Command* cmd_;

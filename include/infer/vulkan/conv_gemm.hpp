@@ -5,12 +5,15 @@
 // (shaders/gemv.comp), weight-bandwidth bound.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <infer/vulkan/convolution.hpp>
 #include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/conv_gemm_coopmat.hpp>
 #include <infer_shaders/conv_gemm_f16.hpp>
 #include <infer_shaders/conv_gemm_f32.hpp>
+#include <infer_shaders/conv_gemm_reduce_f16.hpp>
+#include <infer_shaders/conv_gemm_reduce_f32.hpp>
 #include <infer_shaders/gemv_f16.hpp>
 #include <infer_shaders/gemv_f32.hpp>
 #include <span>
@@ -46,12 +49,24 @@ inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int out
   return out;
 }
 
+/// How many parts K is split into when a convolution's output has `tiles` 64 x 64 tiles (all
+/// groups) and K_pad = `k_pad`: enough workgroups to fill a large GPU (about 256), each summing
+/// at least 128 of K; 1 where the tiles alone are enough.
+constexpr int conv_gemm_splits(std::size_t tiles, int k_pad) {
+  if (tiles >= 128) return 1;
+  const int want = int((256 + tiles - 1) / tiles);
+  const int most = k_pad / 128;
+  return std::max(1, std::min(want, most));
+}
+
 /// Records top = act(conv(bottom, weights) + bias) as an implicit GEMM. Blobs 3-D, of one storage
 /// type, packs 1 or 4; `weights` laid out by conv_gemm_weights; `bias` may be null. `path` picks
-/// the arithmetic. Mismatches are errors naming them.
+/// the arithmetic; `splits` how many parts K is summed in (0: conv_gemm_splits; above 1 the
+/// partial sums go through the recorder's scratch memory and a second kernel adds them up).
+/// Mismatches are errors naming them.
 inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& top,
                                const VkMat& weights, const VkMat* bias, const ConvolutionParams& cp,
-                               GemmPath path = GemmPath::best) {
+                               GemmPath path = GemmPath::best, int splits = 0) {
   const Shape& in = bottom.shape();
   const Shape& out = top.shape();
   if (in.dims != 3 || out.dims != 3)
@@ -105,6 +120,23 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       coop = true;
       break;
   }
+  const std::size_t tiles = (pixels + 63) / 64 * m_tiles * std::size_t(cp.group);
+  if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad);
+  const int k_split = (K_pad / 32 + splits - 1) / splits * 32;
+  splits = (K_pad + k_split - 1) / k_split;
+  if (std::size_t(splits) * std::size_t(cp.group) > 65535)
+    return make_error("Vulkan GEMM convolution: {} splits of {} groups exceed the dispatch limit",
+                      splits, cp.group);
+  if (splits > 1 && out.c > 65535)
+    return make_error("Vulkan GEMM convolution: {} output channels, at most 65535 when K is split",
+                      out.c);
+  VkMat partial;
+  if (splits > 1) {
+    auto s = rec.scratch(std::size_t(splits) * std::size_t(out.c) * pixels * 4);
+    INFER_TRY(s);
+    partial = *s;
+    INFER_TRY(rec.barrier());  // earlier users of the scratch memory are done with it
+  }
   const ShaderCode code{
       coop  ? "conv_gemm.comp (cooperative matrix)"
       : f16 ? "conv_gemm.comp (f16)"
@@ -112,7 +144,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_coopmat)
       : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
             : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
-      4, 12 * 4};
+      5, 13 * 4};
   const SpecValue spec[] = {
       SpecValue::of(3, cp.kernel_w),       SpecValue::of(4, cp.kernel_h),
       SpecValue::of(5, cp.dilation_w),     SpecValue::of(6, cp.dilation_h),
@@ -120,14 +152,29 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       SpecValue::of(9, cp.group),          SpecValue::of(10, bottom.elempack()),
       SpecValue::of(11, top.elempack()),   SpecValue::of(12, bias ? 1 : 0),
       SpecValue::of(13, int(cp.act.kind)), SpecValue::of(14, cp.act.p0),
-      SpecValue::of(15, cp.act.p1),        SpecValue::of(16, cp.pad_value)};
-  const std::int32_t push[12] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
+      SpecValue::of(15, cp.act.p1),        SpecValue::of(16, cp.pad_value),
+      SpecValue::of(17, splits > 1 ? 1 : 0)};
+  const std::int32_t push[13] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
                                  out.w, out.h, out.c, std::int32_t(top.cstep()),
-                                 cp.pad_left, cp.pad_top, K, K_pad};
-  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights};
-  return rec.dispatch(code, {128, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      {std::uint32_t((pixels + 63) / 64), std::uint32_t(m_tiles),
-                       std::uint32_t(cp.group)});
+                                 cp.pad_left, cp.pad_top, K, K_pad, k_split};
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights,
+                          splits > 1 ? &partial : &weights};
+  INFER_TRY(rec.dispatch(code, {128, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
+                         {std::uint32_t((pixels + 63) / 64), std::uint32_t(m_tiles),
+                          std::uint32_t(cp.group * splits)}));
+  if (splits == 1) return {};
+  INFER_TRY(rec.barrier());
+  const ShaderCode reduce{f16 ? "conv_gemm_reduce.comp (f16)" : "conv_gemm_reduce.comp (f32)",
+                          f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_reduce_f16)
+                              : std::span<const std::uint32_t>(shaders::conv_gemm_reduce_f32),
+                          3, 4 * 4};
+  const SpecValue rspec[] = {SpecValue::of(3, top.elempack()), SpecValue::of(4, bias ? 1 : 0),
+                             SpecValue::of(5, int(cp.act.kind)), SpecValue::of(6, cp.act.p0),
+                             SpecValue::of(7, cp.act.p1)};
+  const std::int32_t rpush[4] = {out.c, std::int32_t(pixels), splits, std::int32_t(top.cstep())};
+  const VkMat* rblobs[] = {&partial, &top, bias ? bias : &partial};
+  return rec.dispatch(reduce, {64, 1, 1}, rspec, rblobs, std::as_bytes(std::span(rpush)),
+                      {std::uint32_t((pixels + 63) / 64), std::uint32_t(out.c), 1u});
 }
 
 /// Records top[o] = act(bias[o] + sum_k weights[o][k] * x[k]) for InnerProduct over one sample:

@@ -46,6 +46,12 @@ class Recorder {
                       std::size_t dst_offset, std::size_t bytes) = 0;
   /// Makes everything recorded so far visible to what is recorded next.
   virtual Status barrier() = 0;
+  /// Device memory for a kernel's intermediate values (a split GEMM's partial sums), at least
+  /// `bytes`, as a 1-D f32 blob. Shared by every step of the recording: a kernel that uses it
+  /// records a barrier before its first write, and nothing of it outlives the step.
+  virtual Result<VkMat> scratch(std::size_t bytes) {
+    return make_error("Vulkan: this recorder has no scratch memory ({} bytes asked for)", bytes);
+  }
 };
 
 /// One step of a plan on the GPU, as the layer's forward sees it.

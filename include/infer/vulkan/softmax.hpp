@@ -54,12 +54,15 @@ inline Status record_softmax(Recorder& rec, const VkMat& bottom, const VkMat& to
                         f16 ? std::span<const std::uint32_t>(shaders::softmax_f16)
                             : std::span<const std::uint32_t>(shaders::softmax_f32),
                         2, 5 * 4};
-  const SpecValue spec[] = {SpecValue::of(3, pack)};
+  // Rows of 256 and more (a classifier's 1000 logits) take a workgroup each; short ones (many of
+  // them, such as a softmax over channels at every pixel) an invocation each.
+  const bool wide = len >= 256;
+  const SpecValue spec[] = {SpecValue::of(3, pack), SpecValue::of(4, wide ? 1 : 0)};
   const std::int32_t push[5] = {rows, inner, len, ginner, gstride};
   constexpr std::uint32_t kLocal = 64;
   const VkMat* blobs[] = {&bottom, &top};
   return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      groups_1d(std::size_t(rows), kLocal));
+                      groups_1d(std::size_t(rows), wide ? 1 : kLocal));
 }
 
 }  // namespace infer::vk

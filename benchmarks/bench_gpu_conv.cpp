@@ -1,0 +1,187 @@
+// The GPU convolution kernels, timed on the device with timestamp queries: TFLOP/s of the implicit
+// GEMM on its cooperative-matrix path (where the device has one) and on its FMA path, and of the
+// direct kernel, on convolutions of ResNet-50, VGG-16 and MobileNetV2 shapes plus odd forms
+// (grouped, dilated, odd channels), f16 storage. Fractions are of the peaks measured by
+// benchmarks/shaders/peak.comp in the same program: fp16 tensor-core products with f32
+// accumulators, and fp32 FMAs.
+//
+//   bench_gpu_conv [device index] [repeats]
+//
+// Each figure: the minimum over 5 submits of `repeats` back-to-back dispatches (barriers between),
+// divided by `repeats`.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <infer/vulkan/buffer.hpp>
+#include <infer/vulkan/command.hpp>
+#include <infer/vulkan/conv_gemm.hpp>
+#include <infer/vulkan/convolution.hpp>
+#include <infer_shaders/peak_coopmat.hpp>
+#include <infer_shaders/peak_f32.hpp>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace ivk = infer::vk;
+using infer::ElemType;
+using infer::Shape;
+
+struct Layer {
+  const char* name;
+  int c, outc, w, h, kernel, stride, pad, group = 1, dilation = 1;
+};
+
+int out_extent(int in, int k, int s, int p, int d) { return (in + 2 * p - (d * (k - 1) + 1)) / s + 1; }
+
+void die(const infer::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench_gpu_conv: %s: %s\n", what, s.message().c_str());
+    std::exit(1);
+  }
+}
+template <class T>
+T take(infer::Result<T> r, const char* what) {
+  if (!r.ok()) {
+    std::fprintf(stderr, "bench_gpu_conv: %s: %s\n", what, r.message().c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
+
+/// Seconds per repetition of what `record` records (min over 5 submits).
+template <class F>
+double time_it(ivk::Context& ctx, ivk::PipelineCache& cache, int repeats, F&& record) {
+  auto cmd = take(ivk::Command::create(ctx), "command");
+  double best = std::numeric_limits<double>::infinity();
+  die(cmd->begin(2), "begin");
+  ivk::CommandRecorder rec(*cmd, cache);
+  die(cmd->timestamp(0), "timestamp");
+  for (int r = 0; r < repeats; ++r) {
+    die(record(rec), "record");
+    die(cmd->barrier(), "barrier");
+  }
+  die(cmd->timestamp(1), "timestamp");
+  die(cmd->end(), "end");
+  for (int i = 0; i < 6; ++i) {  // the first submit warms up
+    die(cmd->submit_and_wait(), "submit");
+    const auto ns = take(cmd->timestamps_ns(), "timestamps");
+    if (i > 0) best = std::min(best, ns[1] * 1e-9 / repeats);
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ivk::DeviceChoice choice;
+  if (argc > 1) choice.index = std::uint32_t(std::atoi(argv[1]));
+  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
+  auto ctx = take(ivk::Context::create(choice), "device");
+  const ivk::DeviceInfo& info = ctx->info();
+  std::printf("device: %s\n", info.describe().c_str());
+  if (info.timestamp_period <= 0) {
+    std::fprintf(stderr, "bench_gpu_conv: the device has no compute timestamps\n");
+    return 1;
+  }
+  if (!info.fp16_storage) {
+    std::fprintf(stderr, "bench_gpu_conv: the device has no 16-bit storage\n");
+    return 1;
+  }
+  ivk::PipelineCache cache(*ctx);
+
+  // Peaks.
+  auto scratch = take(ivk::Buffer::create(*ctx, 64 << 20, ivk::MemoryKind::device), "buffer");
+  const ivk::VkMat whole(scratch.get(), 0, Shape::of(16 << 20), ElemType::f32, 1);
+  const ivk::VkMat* peak_blobs[] = {&whole};
+  const int iterations = 4096;
+  double fma_peak = 0, coop_peak = 0;
+  {
+    const std::uint32_t groups = 4096, local = 256;
+    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, iterations)};
+    const ivk::ShaderCode code{"peak.comp (f32)", infer::shaders::peak_f32, 1, 0};
+    const double s = time_it(*ctx, cache, 3, [&](ivk::Recorder& r) {
+      return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
+    });
+    fma_peak = double(groups) * local * iterations * 8 * 4 * 2 / s;
+  }
+  if (info.cooperative_matrix) {
+    const std::uint32_t groups = 1024, local = 128;
+    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, iterations)};
+    const ivk::ShaderCode code{"peak.comp (cooperative matrix)", infer::shaders::peak_coopmat, 1, 0};
+    const double s = time_it(*ctx, cache, 3, [&](ivk::Recorder& r) {
+      return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
+    });
+    coop_peak = double(groups) * (local / 32) * iterations * 4 * 2.0 * 16 * 16 * 16 / s;
+  }
+  std::printf("peak: fp32 FMA %.1f TFLOP/s", fma_peak * 1e-12);
+  if (coop_peak > 0) std::printf(", fp16 cooperative matrix (f32 accumulators) %.1f TFLOP/s", coop_peak * 1e-12);
+  std::printf("\n\n");
+
+  const Layer layers[] = {
+      {"resnet50 conv1 7x7 s2", 3, 64, 224, 224, 7, 2, 3},
+      {"resnet50 1x1 64->256 56x56", 64, 256, 56, 56, 1, 1, 0},
+      {"resnet50 3x3 64 56x56", 64, 64, 56, 56, 3, 1, 1},
+      {"resnet50 1x1 256->64 56x56", 256, 64, 56, 56, 1, 1, 0},
+      {"resnet50 3x3 128 28x28", 128, 128, 28, 28, 3, 1, 1},
+      {"resnet50 3x3 256 14x14", 256, 256, 14, 14, 3, 1, 1},
+      {"resnet50 1x1 1024->256 14x14", 1024, 256, 14, 14, 1, 1, 0},
+      {"resnet50 3x3 512 7x7", 512, 512, 7, 7, 3, 1, 1},
+      {"resnet50 1x1 512->2048 7x7", 512, 2048, 7, 7, 1, 1, 0},
+      {"vgg16 3x3 64 224x224", 64, 64, 224, 224, 3, 1, 1},
+      {"vgg16 3x3 256 56x56", 256, 256, 56, 56, 3, 1, 1},
+      {"vgg16 3x3 512 28x28", 512, 512, 28, 28, 3, 1, 1},
+      {"mobilenet_v2 1x1 32->192 56x56", 32, 192, 56, 56, 1, 1, 0},
+      {"grouped 1x1 240->240 g3 28x28", 240, 240, 28, 28, 1, 1, 0, 3},
+      {"grouped 3x3 g8 (8 per group) 28x28", 64, 64, 28, 28, 3, 1, 1, 8},
+      {"odd 3x3 37->53 dil 2 31x29", 37, 53, 31, 29, 3, 1, 2, 1, 2},
+  };
+  std::printf("%-36s %8s | %22s | %22s | %10s\n", "layer", "GFLOP", "GEMM coopmat us TF/s %",
+              "GEMM FMA us TF/s %", "direct us");
+  for (const Layer& l : layers) {
+    const int ow = out_extent(l.w, l.kernel, l.stride, l.pad, l.dilation);
+    const int oh = out_extent(l.h, l.kernel, l.stride, l.pad, l.dilation);
+    const int in_pack = l.c % 4 == 0 ? 4 : 1, out_pack = l.outc % 4 == 0 ? 4 : 1;
+    const int per_in = l.c / l.group;
+    const int K = per_in * l.kernel * l.kernel;
+    const double flops = 2.0 * double(ow) * oh * l.outc * K;
+    const ivk::VkMat in(scratch.get(), 0, Shape::of(l.w, l.h, l.c), ElemType::f16, in_pack);
+    const std::size_t at_out = (in.bytes() + 255) / 256 * 256;
+    const ivk::VkMat out(scratch.get(), at_out, Shape::of(ow, oh, l.outc), ElemType::f16, out_pack);
+    const std::size_t at_w = at_out + (out.bytes() + 255) / 256 * 256;
+    const ivk::VkMat w_gemm(scratch.get(), at_w,
+                           Shape::of(l.outc * ivk::conv_gemm_k_pad(K)), ElemType::f16, 1);
+    const ivk::VkMat w_direct(scratch.get(), at_w, Shape::of(l.outc * K), ElemType::f16, 1);
+    const std::size_t at_b = at_w + (w_gemm.bytes() + 255) / 256 * 256;
+    const ivk::VkMat bias(scratch.get(), at_b, Shape::of(l.outc), ElemType::f16, 1);
+    if (at_b + bias.bytes() > scratch->bytes()) die(infer::make_error("too large"), l.name);
+    ivk::ConvolutionParams p;
+    p.kernel_w = p.kernel_h = l.kernel;
+    p.stride_w = p.stride_h = l.stride;
+    p.pad_left = p.pad_top = l.pad;
+    p.dilation_w = p.dilation_h = l.dilation;
+    p.group = l.group;
+    p.act = {ivk::Activation::relu, 0.f, 0.f};
+    auto gemm = [&](ivk::GemmPath path) {
+      return time_it(*ctx, cache, repeats, [&](ivk::Recorder& r) {
+        return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p, path);
+      });
+    };
+    auto cell = [&](double s, double peak) {
+      return fmt::format("{:8.1f} {:6.1f} {:5.1f}", s * 1e6, flops / s * 1e-12,
+                         peak > 0 ? 100 * flops / s / peak : 0.0);
+    };
+    const std::string coop = info.cooperative_matrix
+                                 ? cell(gemm(ivk::GemmPath::cooperative_matrix), coop_peak)
+                                 : fmt::format("{:>22}", "n/a");
+    const std::string fma = cell(gemm(ivk::GemmPath::fma), fma_peak);
+    const double direct = time_it(*ctx, cache, std::max(1, repeats / 4), [&](ivk::Recorder& r) {
+      return ivk::record_convolution(r, in, out, w_direct, &bias, p);
+    });
+    std::printf("%-36s %8.3f | %s | %s | %10.1f\n", l.name, flops * 1e-9, coop.c_str(), fma.c_str(),
+                direct * 1e6);
+  }
+  return 0;
+}
