@@ -39,10 +39,8 @@ infer::Option gpu_option() {
 }
 
 /// Runs `name` on the CPU and on the GPU at `storage` with one input and random weights; returns
-/// the GPU output's error relative to the CPU output's largest value. With `cpu_same_storage`, also
-/// the error of the CPU's own run at that storage (the network's sensitivity to its rounding).
-double gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape input = {},
-                  double* cpu_same_storage = nullptr) {
+/// the GPU output's error relative to the CPU output's largest value.
+double gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape input = {}) {
   CAPTURE(name, infer::to_string(storage));
   infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
   std::vector<std::byte> bin;
@@ -69,21 +67,6 @@ double gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape
   for (std::size_t i = 0; i < 2; ++i) {
     e = std::max(e, infer::test::relative_error((*got)[i], (*want)[i]));
     CHECK(infer::test::relative_error((*again)[i], (*got)[i]) == 0.0);
-  }
-  if (cpu_same_storage) {
-    infer::graph::Target t;
-    t.storage = storage;
-    infer::Net cpu16(t, gpu_option());
-    REQUIRE(cpu16.load_param(model_path(name)).ok());
-    REQUIRE(cpu16.load_model(std::span<const std::byte>(bin), name + ".bin").ok());
-    auto ref = cpu16.run(inputs, blobs);
-    REQUIRE(ref.ok());
-    *cpu_same_storage = 0;
-    for (std::size_t i = 0; i < 2; ++i)
-      *cpu_same_storage =
-          std::max(*cpu_same_storage, infer::test::relative_error((*ref)[i], (*want)[i]));
-    fmt::print("{} on the CPU at {} storage: relative error {:.3g}\n", name,
-               infer::to_string(storage), *cpu_same_storage);
   }
   const infer::NamedMat named[] = {{gpu.input_names()[0], in}};
   const std::string_view outs[] = {gpu.default_output()};
@@ -126,14 +109,12 @@ TEST_CASE("Vulkan Net: the networks of models/ match the CPU", "[vulkan][net]") 
       // amplify rounding (mobilenet_v3: 7e-5 to 1.2e-4, depending on the CPU kernels' build).
       CHECK(f32 < 3e-4);
     }
-    // f16 storage rounds every blob to 11 bits: 3e-2 of the largest logit, or, for a network
-    // whose random weights amplify rounding (mobilenet_v3: about 0.1), three times what the
-    // CPU's own f16-storage run of the same weights and input differs by.
-    if (fp16) {
-      double cpu16 = 0;
-      const double gpu16 = gpu_vs_cpu(name, infer::ElemType::f16, shape, &cpu16);
-      CHECK(gpu16 < std::max(3e-2, 3 * cpu16));
-    }
+    // f16 storage rounds every blob to 11 bits: 3e-2 of the largest logit. mobilenet_v3's random
+    // weights amplify rounding (its f32 run already differs by 5e-5 to 1.2e-4, about 1000 f32
+    // roundings): at f16 it differs by 0.09 on lavapipe's FMA path and 0.11 on an H100's tensor
+    // cores, whose products are the same f16 values summed in f32; it is held to 0.15.
+    const double f16_bound = std::string_view(name) == "mobilenet_v3" ? 0.15 : 3e-2;
+    if (fp16) CHECK(gpu_vs_cpu(name, infer::ElemType::f16, shape) < f16_bound);
   }
 }
 
