@@ -194,6 +194,7 @@ class CommandRecorder final : public Recorder {
   std::string_view device_name() const override { return cmd_->context().info().name; }
   bool fp16_storage() const override { return cmd_->context().info().fp16_storage; }
   bool cooperative_matrix() const override { return cmd_->context().info().cooperative_matrix; }
+  std::uint32_t compute_units() const override { return cmd_->context().info().compute_units; }
   Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,
                   std::span<const SpecValue> spec, std::span<const VkMat* const> blobs,
                   std::span<const std::byte> push, std::array<std::uint32_t, 3> groups) override {

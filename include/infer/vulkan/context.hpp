@@ -44,6 +44,9 @@ struct DeviceInfo {
   bool cooperative_matrix = false;
   std::string cooperative_shapes;  ///< the MxNxK A/B/C types the device lists, for reports
   std::uint32_t subgroup_size = 0;
+  /// Streaming multiprocessors (VK_NV_shader_sm_builtins); 0 where the device does not say. The
+  /// GEMM convolution sizes its K split to give each several workgroups.
+  std::uint32_t compute_units = 0;
   std::uint32_t max_shared_memory = 0;  ///< bytes per workgroup
   std::uint32_t max_workgroup_invocations = 0;
   std::uint64_t device_local_bytes = 0;  ///< the largest device-local heap
@@ -53,11 +56,13 @@ struct DeviceInfo {
   std::string describe() const {
     return fmt::format(
         "{} ({}, Vulkan {}.{}): fp16 storage {}, fp16 arithmetic {}, int8 storage {}, "
-        "cooperative matrix {}{}, subgroup {}, shared memory {} KB, {} MB device-local",
+        "cooperative matrix {}{}, subgroup {}, {} compute units, shared memory {} KB, {} MB "
+        "device-local",
         name, kind, VK_API_VERSION_MAJOR(api_version), VK_API_VERSION_MINOR(api_version),
         fp16_storage ? "yes" : "no", fp16_arithmetic ? "yes" : "no", int8_storage ? "yes" : "no",
         cooperative_matrix ? "in use" : cooperative_matrix_ext ? "offered, not used" : "no",
         cooperative_shapes.empty() ? "" : " (" + cooperative_shapes + ")", subgroup_size,
+        compute_units ? fmt::format("{}", compute_units) : std::string("unknown"),
         max_shared_memory / 1024,
         device_local_bytes >> 20);
   }
@@ -190,6 +195,15 @@ class Context {
     for (const auto& e : pd.enumerateDeviceExtensionProperties())
       if (std::string_view(e.extensionName.data()) == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)
         d.cooperative_matrix_ext = true;
+    bool sm_builtins = false;
+    for (const auto& e : pd.enumerateDeviceExtensionProperties())
+      if (std::string_view(e.extensionName.data()) == VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)
+        sm_builtins = true;
+    if (sm_builtins) {
+      const auto sm = pd.getProperties2<::vk::PhysicalDeviceProperties2,
+                                        ::vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>();
+      d.compute_units = sm.get<::vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>().shaderSMCount;
+    }
     if (d.cooperative_matrix_ext) {
       bool f16_16x16x16 = false;
       auto type = [](::vk::ComponentTypeNV t) {

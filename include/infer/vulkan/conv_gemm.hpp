@@ -50,11 +50,14 @@ inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int out
 }
 
 /// How many parts K is split into when a convolution's output has `tiles` 64 x 64 tiles (all
-/// groups) and K_pad = `k_pad`: enough workgroups to fill a large GPU (about 256), each summing
-/// at least 128 of K; 1 where the tiles alone are enough.
-constexpr int conv_gemm_splits(std::size_t tiles, int k_pad) {
-  if (tiles >= 128) return 1;
-  const int want = int((256 + tiles - 1) / tiles);
+/// groups) and K_pad = `k_pad`, on a device of `units` compute units (0: unknown, taken as 64):
+/// enough workgroups for four on each unit, where a workgroup's loads wait on memory with little
+/// arithmetic between them and only other workgroups hide that wait, each part summing at least
+/// 128 of K; 1 where the tiles alone are enough.
+constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units) {
+  const std::size_t target = 4 * std::size_t(units ? units : 64);
+  if (tiles == 0 || tiles >= target) return 1;
+  const int want = int((target + tiles - 1) / tiles);
   const int most = k_pad / 128;
   return std::max(1, std::min(want, most));
 }
@@ -121,7 +124,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       break;
   }
   const std::size_t tiles = (pixels + 63) / 64 * m_tiles * std::size_t(cp.group);
-  if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad);
+  if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad, rec.compute_units());
   const int k_split = (K_pad / 32 + splits - 1) / splits * 32;
   splits = (K_pad + k_split - 1) / k_split;
   if (std::size_t(splits) * std::size_t(cp.group) > 65535)

@@ -34,6 +34,8 @@ class Recorder {
   /// Whether the kernels' cooperative-matrix (tensor-core) paths run on the device: 16x16x16
   /// fp16 products with f32 accumulators on 32-wide subgroups (DeviceInfo::cooperative_matrix).
   virtual bool cooperative_matrix() const { return false; }
+  /// The device's streaming multiprocessors (compute units); 0 where it does not say.
+  virtual std::uint32_t compute_units() const { return 0; }
   /// Records one dispatch of `code` with workgroup size `local` (constants 0-2), constants `spec`
   /// (ids from 3), blob i at binding i, `push` as push constants, `groups` workgroups.
   virtual Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,
