@@ -6,10 +6,12 @@
 // An invocation reads its own element of a blob that is the output's memory before writing it, so
 // c may be a (or a same-shape b). Storage f32, or f16 with INFER_FP16_STORAGE; arithmetic in f32.
 // Specialization constants: 0-2 workgroup size; 3 op (ncnn's BinaryOp op_type 0-11); 4/5/6 packs
-// of a, b and c; 7 with_scalar (b unread, the constant 8 instead); 8 that scalar.
+// of a, b and c; 7 with_scalar (b unread, the constant 8 instead); 8 that scalar; 9 an activation
+// applied to the result (activation.glsl's kinds; 0 none), 10/11 its parameters.
 // Push constants: output extents w, h, d, c; per blob (a, b, c) the steps along x, y, z, c; the
 // blobs' packing axes; the count of output values; the blobs' group steps; coeff_a, coeff_b.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #if INFER_FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
 #define STORE float16_t
@@ -24,6 +26,9 @@ layout(constant_id = 5) const int pack_b = 1;
 layout(constant_id = 6) const int pack_c = 1;
 layout(constant_id = 7) const int with_scalar = 0;
 layout(constant_id = 8) const float scalar = 0.0;
+layout(constant_id = 9) const int act = 0;
+layout(constant_id = 10) const float p0 = 0.0;
+layout(constant_id = 11) const float p1 = 0.0;
 
 layout(binding = 0) readonly buffer A { STORE v[]; } a;
 layout(binding = 1) readonly buffer B { STORE v[]; } b;
@@ -36,6 +41,8 @@ layout(push_constant) uniform Push {
   int group_a, group_b, group_c;
   float coeff_a, coeff_b;
 } pc;
+
+#include "activation.glsl"
 
 // Where the blob keeps the value at output position p.
 int at(ivec4 p, int pack, ivec4 step, int axis, int group) {
@@ -98,5 +105,5 @@ void main() {
   const float y = with_scalar != 0 ? scalar
                                    : float(b.v[at(p, pack_b, pc.step_b, pc.axis_b, pc.group_b)]);
   c.v[at(p, pack_c, pc.step_c, pc.axis_c, pc.group_c)] =
-      STORE(apply(pc.coeff_a * x, pc.coeff_b * y));
+      STORE(activate(apply(pc.coeff_a * x, pc.coeff_b * y), act, p0, p1));
 }

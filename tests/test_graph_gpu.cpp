@@ -200,3 +200,51 @@ TEST_CASE("every layer on the GPU: one upload, one download per output", "[graph
   CHECK(kinds(p) == "CRULLLDCR");
   test::check_no_overlap(p);
 }
+
+TEST_CASE("on the GPU an element-wise producer takes in the activation after it", "[graph][gpu]") {
+  // in -> a; in, a -> sum (two inputs, its GPU forward applies an activation) -> relu -> out.
+  auto graph_of = [](bool relu_on_gpu) {
+    graph::GraphDesc d;
+    d.inputs.push_back(d.blob_id("in"));
+    d.input_shapes.push_back(Shape::of(5, 3, 8));
+    d.nodes.push_back(make_node(d, "a", "in", "a", true));
+    graph::NodeDesc sum = make_node(d, "sum", "in", "s", true);
+    sum.type = "Eltwise";
+    sum.in = {d.blob_id("in"), d.blob_id("a")};
+    sum.one_blob = false;
+    sum.vulkan_fuses_activation = true;
+    d.nodes.push_back(sum);
+    graph::NodeDesc relu = make_node(d, "relu", "s", "out", relu_on_gpu, true);
+    relu.type = "ReLU";
+    relu.as_activation.type = 1;
+    d.nodes.push_back(relu);
+    d.outputs.push_back(d.blob_id("out"));
+    return d;
+  };
+  auto step_of = [](const graph::Plan& p, std::string_view name) -> const StepDesc* {
+    for (const StepDesc& s : p.steps)
+      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
+    return nullptr;
+  };
+  auto shapes = [](int, std::span<const Shape> in, std::span<Shape> out) {
+    return same_shape(in.first(1), out);
+  };
+  // A Vulkan target: the ReLU is the sum's epilogue, no step of its own.
+  const graph::Plan gpu = graph::compose(graph_of(true), gpu_target(), shapes);
+  REQUIRE(gpu.error.ok());
+  const StepDesc* sum = step_of(gpu, "sum");
+  REQUIRE(sum);
+  CHECK(sum->device == Device::vulkan);
+  CHECK(sum->act.type == 1);
+  CHECK(step_of(gpu, "relu") == nullptr);
+  // A CPU target: the CPU's Eltwise has no fused form, so the ReLU stays a step.
+  const graph::Plan cpu = graph::compose(graph_of(true), graph::Target{}, shapes);
+  REQUIRE(cpu.error.ok());
+  CHECK(step_of(cpu, "sum")->act.type == 0);
+  CHECK(step_of(cpu, "relu") != nullptr);
+  // A ReLU without a GPU forward runs on the CPU: not fused into the GPU's sum.
+  const graph::Plan mixed = graph::compose(graph_of(false), gpu_target(), shapes);
+  REQUIRE(mixed.error.ok());
+  CHECK(step_of(mixed, "sum")->act.type == 0);
+  CHECK(step_of(mixed, "relu") != nullptr);
+}

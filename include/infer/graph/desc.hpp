@@ -305,6 +305,9 @@ struct NodeDesc {
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
   bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
+  /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
+  /// in a following activation as a producer with forward_fused does on the CPU.
+  bool vulkan_fuses_activation = false;
   /// Whose memory can hold the others' as consecutive ranges along `range_axis` (Concat: the
   /// output holds the inputs; Slice: the input holds the outputs), so no copy is needed.
   AxisRanges ranges = AxisRanges::none;
@@ -362,6 +365,8 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.folds_affine = FoldsAffine<L>;
   d.vulkan = VulkanLayer<L>;
   if constexpr (requires { l.vulkan_inplace(); }) d.vulkan_inplace = l.vulkan_inplace();
+  if constexpr (requires { L::vulkan_fuses_activation; })
+    d.vulkan_fuses_activation = L::vulkan_fuses_activation;
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;

@@ -1,6 +1,7 @@
 // Pass 2: fusion. A Convolution / ConvolutionDepthWise / Deconvolution / InnerProduct (any layer
 // with forward_fused) takes in the activation that alone reads its output, so its kernel applies
-// the activation before the store; a layer with fold_affine takes in a following BatchNorm or
+// the activation before the store; for a GPU target, so does a layer whose GPU forward applies one
+// (vulkan_fuses_activation: Eltwise, BinaryOp) when both run on the GPU; a layer with fold_affine takes in a following BatchNorm or
 // Scale, whose map folds into its weights when they load. Folding comes before an activation,
 // as y = act(a * conv(x) + b) requires.
 #pragma once
@@ -19,8 +20,8 @@ constexpr bool is_output(const GraphDesc& g, int b) {
 }  // namespace detail
 
 /// Merges fusable pairs in `g` (marking the merged node's merged_into) and drops merged nodes
-/// from `order`.
-constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
+/// from `order`. `gpu`: the target places layers with a GPU forward on the GPU.
+constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false) {
   // Readers of each blob, listed once per sweep (merged nodes left out when used).
   std::vector<std::vector<int>> readers(g.blobs.size());
   for (std::size_t n = 0; n < g.nodes.size(); ++n)
@@ -30,7 +31,8 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
     for (int p : order) {
       NodeDesc& prod = g.nodes[std::size_t(p)];
       if (prod.merged_into >= 0 || prod.out.size() != 1) continue;
-      if (!prod.fuses_activation && !prod.folds_affine) continue;
+      const bool gpu_act = gpu && prod.vulkan && prod.vulkan_fuses_activation;
+      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act) continue;
       const int blob = prod.out[0];
       if (detail::is_output(g, blob)) continue;
       int live = 0, reader = -1;
@@ -44,8 +46,8 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order) {
       NodeDesc& next = g.nodes[std::size_t(r[0])];
       if (next.in.size() != 1 || next.out.size() != 1) continue;
       const bool fold = next.is_affine && prod.folds_affine && prod.fused.type == 0;
-      const bool act =
-          next.as_activation.type != 0 && prod.fuses_activation && prod.fused.type == 0;
+      const bool act = next.as_activation.type != 0 && prod.fused.type == 0 &&
+                       (prod.fuses_activation || (gpu_act && next.vulkan));
       if (!fold && !act) continue;
       if (fold) prod.folded.push_back(r[0]);
       if (act) prod.fused = next.as_activation;

@@ -151,6 +151,9 @@ struct BinaryOp {
 
   using storage = float_storage;
   using packs = all_packs;
+  /// Its GPU forward applies a following activation before the store (the composer fuses one
+  /// into a node placed on the GPU).
+  static constexpr bool vulkan_fuses_activation = true;
 
   /// ncnn's one_blob_only and support_inplace, which BinaryOp derives from with_scalar: when true
   /// the one-blob members run, otherwise the two-input forward. The other form returns an Error.
@@ -209,14 +212,15 @@ struct BinaryOp {
 
 #ifdef INFER_HAS_VULKAN
   /// On the GPU: the element-wise kernel with ncnn's broadcasting; one blob with the scalar b
-  /// (with_scalar), else two.
+  /// (with_scalar), else two; the step's fused activation applied before the store.
   Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
-                        const vk::GpuStep&, vk::Recorder& rec) const {
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
     if (out.size() != 1 || in.size() != (with_scalar ? 1u : 2u))
       return make_error("BinaryOp GPU forward: {} inputs and one output, got {} and {}",
                         with_scalar ? 1 : 2, in.size(), out.size());
     return vk::record_binary_op(rec, in[0], with_scalar ? nullptr : &in[1], out[0],
-                                static_cast<vk::BinaryOpKind>(op_type), b);
+                                static_cast<vk::BinaryOpKind>(op_type), b, 1.f, 1.f,
+                                vk::gpu_activation(step.act));
   }
 #endif
 

@@ -27,6 +27,9 @@ struct Eltwise {
 
   using storage = float_storage;
   using packs = all_packs;
+  /// Its GPU forward applies a following activation before the store (the composer fuses one
+  /// into a node placed on the GPU).
+  static constexpr bool vulkan_fuses_activation = true;
 
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
     if (op_type < 0 || op_type > 2)
@@ -89,16 +92,18 @@ struct Eltwise {
   }
 
 #ifdef INFER_HAS_VULKAN
-  /// On the GPU: the element-wise kernel over the inputs in turn (product, weighted sum, max).
+  /// On the GPU: the element-wise kernel over the inputs in turn (product, weighted sum, max), the
+  /// step's fused activation applied by the last.
   Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
-                        const vk::GpuStep&, vk::Recorder& rec) const {
+                        const vk::GpuStep& step, vk::Recorder& rec) const {
     if (out.size() != 1) return make_error("Eltwise GPU forward: one output, got {}", out.size());
     SmallVector<const vk::VkMat*, 64> inputs;
     for (const vk::VkMat& m : in) inputs.push_back(&m);
     if (inputs.overflowed()) return make_error("Eltwise GPU forward: at most 64 inputs");
     return vk::record_eltwise(rec, std::span<const vk::VkMat* const>(inputs.data(), inputs.size()),
                               out[0], static_cast<vk::EltwiseKind>(op_type),
-                              std::span<const float>(coeffs.data(), coeffs.size()));
+                              std::span<const float>(coeffs.data(), coeffs.size()),
+                              vk::gpu_activation(step.act));
   }
 #endif
 };

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <infer/vulkan/activation.hpp>
 #include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/binary_op_f16.hpp>
 #include <infer_shaders/binary_op_f32.hpp>
@@ -159,7 +160,8 @@ inline Status check_binary_aliasing(std::string_view what, std::string_view name
 
 /// Records out = op(coeff_a * a, coeff_b * b) (b null: the scalar instead), checked by the caller.
 inline Status dispatch_binary(Recorder& rec, const VkMat& a, const VkMat* b, const VkMat& out,
-                              BinaryOpKind op, float scalar, float coeff_a, float coeff_b) {
+                              BinaryOpKind op, float scalar, float coeff_a, float coeff_b,
+                              const GpuActivation& act = {}) {
   const int dims = out.shape().dims;
   const std::array<int, 4> ext = binary_extents(binary_axes(out.shape(), dims, out.shape()));
   const Shape& other_a = b ? b->shape() : a.shape();
@@ -181,7 +183,10 @@ inline Status dispatch_binary(Recorder& rec, const VkMat& a, const VkMat* b, con
                             SpecValue::of(5, b ? b->elempack() : 1),
                             SpecValue::of(6, out.elempack()),
                             SpecValue::of(7, b ? 0 : 1),
-                            SpecValue::of(8, b ? 0.f : scalar)};
+                            SpecValue::of(8, b ? 0.f : scalar),
+                            SpecValue::of(9, int(act.kind)),
+                            SpecValue::of(10, act.p0),
+                            SpecValue::of(11, act.p1)};
   constexpr std::uint32_t kLocal = 64;
   // Without b the shader reads the scalar; the binding must still name a buffer: a stands in.
   const VkMat* blobs[] = {&a, b ? b : &a, &out};
@@ -196,9 +201,10 @@ inline Status dispatch_binary(Recorder& rec, const VkMat& a, const VkMat* b, con
 /// scalar) with out of a's shape. Blobs are 1-D to 4-D at pack 1 or 4 each, of one storage type
 /// (f32, or f16 on a device with 16-bit storage). out may be a's memory, or b's when b has out's
 /// shape (in place); any other overlap is an error, as are mismatched shapes, packs and types.
+/// `act` is applied to the result before the store (an activation the composer fused).
 inline Status record_binary_op(Recorder& rec, const VkMat& a, const VkMat* b, const VkMat& out,
                                BinaryOpKind op, float scalar = 0.f, float coeff_a = 1.f,
-                               float coeff_b = 1.f) {
+                               float coeff_b = 1.f, const GpuActivation& act = {}) {
   constexpr std::string_view what = "Vulkan BinaryOp";
   if (int(op) < 0 || int(op) > 11)
     return make_error("{}: op_type must be 0 to 11, got {}", what, int(op));
@@ -236,16 +242,18 @@ inline Status record_binary_op(Recorder& rec, const VkMat& a, const VkMat* b, co
                       detail::describe_shape(want));
   INFER_TRY(detail::check_binary_aliasing(what, "a", a, out));
   if (b) INFER_TRY(detail::check_binary_aliasing(what, "b", *b, out));
-  return detail::dispatch_binary(rec, a, b, out, op, scalar, coeff_a, coeff_b);
+  return detail::dispatch_binary(rec, a, b, out, op, scalar, coeff_a, coeff_b, act);
 }
 
 /// Records out = inputs[0] op inputs[1] op ... (ncnn's Eltwise: product, sum weighted by `coeffs`
 /// (empty: all 1; product and max ignore them), max) as N-1 dispatches with barriers between
 /// them: out = c0 * x0 op c1 * x1, then out = out op ck * xk. All inputs have out's shape and
 /// storage type, each its own pack (1 or 4). Intermediate results are rounded to the storage type.
-/// out may be the memory of up to two inputs (in place): those are taken first.
+/// out may be the memory of up to two inputs (in place): those are taken first. `act` is applied
+/// to the final result (an activation the composer fused).
 inline Status record_eltwise(Recorder& rec, std::span<const VkMat* const> inputs, const VkMat& out,
-                             EltwiseKind kind, std::span<const float> coeffs) {
+                             EltwiseKind kind, std::span<const float> coeffs,
+                             const GpuActivation& act = {}) {
   constexpr std::string_view what = "Vulkan Eltwise";
   if (int(kind) < 0 || int(kind) > 2)
     return make_error("{}: op_type must be 0 (prod), 1 (sum) or 2 (max), got {}", what, int(kind));
@@ -286,12 +294,14 @@ inline Status record_eltwise(Recorder& rec, std::span<const VkMat* const> inputs
                           : kind == EltwiseKind::sum ? BinaryOpKind::add
                                                      : BinaryOpKind::max;
   const auto coeff = [&](std::size_t i) { return weighted ? coeffs[i] : 1.f; };
+  // The activation goes with the last dispatch.
+  const auto act_at = [&](std::size_t k) { return k + 1 == order.size() ? act : GpuActivation{}; };
   INFER_TRY(detail::dispatch_binary(rec, *inputs[order[0]], inputs[order[1]], out, op, 0.f,
-                                    coeff(order[0]), coeff(order[1])));
+                                    coeff(order[0]), coeff(order[1]), act_at(1)));
   for (std::size_t k = 2; k < order.size(); ++k) {
     INFER_TRY(rec.barrier());
-    INFER_TRY(
-        detail::dispatch_binary(rec, out, inputs[order[k]], out, op, 0.f, 1.f, coeff(order[k])));
+    INFER_TRY(detail::dispatch_binary(rec, out, inputs[order[k]], out, op, 0.f, 1.f,
+                                      coeff(order[k]), act_at(k)));
   }
   return {};
 }
