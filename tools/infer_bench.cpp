@@ -1,10 +1,16 @@
 // infer-bench: whole-model latency, as ncnn's benchncnn measures it (random weights, warm-up runs,
 // then min / median / max / average over the loops), through infer::Net and through the model's
-// generated static graph (CPU). A peer's figures are measured beside it in the same sitting
-// (scripts, not constants here).
+// generated static graph (CPU). With --ncnn, a peer's figures are measured beside it in the same
+// sitting; no peer figure is a constant here.
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
-//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [MODEL...]
+//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--ncnn BENCHNCNN [--rounds N]]
+//               [MODEL...]
+//
+// --ncnn BENCHNCNN runs ncnn's benchncnn binary on the same models (param=FILE shape=[w,h,c]),
+// the same threads, loops and device, alternating with infer's own run of each model, for
+// --rounds rounds (default 3), and prints each side's best and median of the round minima, their
+// spread, the ratio ncnn / infer and what each side computes in.
 //
 // --profile prints each model's slowest steps and the time per kind of step (more runs, timed
 // step by step; each step's minimum). --callers N measures throughput instead: one loaded network
@@ -17,6 +23,9 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <infer/net.hpp>
 #include <string>
 #include <string_view>
@@ -192,6 +201,41 @@ infer::Result<Timing> bench_static_named(const std::string& name,
   return infer::make_error("{}: no generated static graph in this build", name);
 }
 
+/// One run of ncnn's benchncnn on `param` (its input `shape`): the "min = " figure it prints.
+/// `gpu` is benchncnn's device argument (-1: the CPU).
+infer::Result<double> run_ncnn(const std::string& benchncnn, const std::filesystem::path& param,
+                               const infer::Shape& shape, int threads, int loops, int gpu) {
+  const std::string cmd = fmt::format(
+      "'{}' {} {} 0 {} 0 param='{}' shape=[{},{},{}] 2>&1", benchncnn, loops, threads, gpu,
+      std::filesystem::absolute(param).string(), shape.w, shape.h, shape.c);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return infer::make_error("could not start {}", benchncnn);
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int rc = pclose(pipe);
+  const std::size_t at = out.find("min =");
+  double v = 0;
+  if (at != std::string::npos) {
+    std::size_t b = at + 5;
+    while (b < out.size() && out[b] == ' ') ++b;
+    std::size_t e = b;
+    while (e < out.size() && (std::isdigit(static_cast<unsigned char>(out[e])) || out[e] == '.')) ++e;
+    if (e > b && parse_number(std::string_view(out).substr(b, e - b), v)) return v;
+  }
+  const std::string first = out.substr(0, out.find('\n'));
+  return infer::make_error("{} on {} printed no 'min =' figure (exit status {}): {}", benchncnn,
+                           param.string(), rc, first.empty() ? "no output" : first);
+}
+
+/// Best, median and worst of the round minima.
+struct Rounds {
+  std::vector<double> mins;
+  double best() const { return *std::min_element(mins.begin(), mins.end()); }
+  double worst() const { return *std::max_element(mins.begin(), mins.end()); }
+  double median() const { return summarize(mins).median; }
+};
+
 }  // namespace
 
 /// Throughput of one loaded network serving `callers` threads at once, each with a NetContext of
@@ -227,8 +271,9 @@ infer::Result<double> bench_callers(const std::filesystem::path& param, int call
 }
 
 int main(int argc, char** argv) {
-  int threads = 1, loops = 8, warmup = 4, callers = 0;
+  int threads = 1, loops = 8, warmup = 4, callers = 0, rounds = 3;
   bool profile = false;
+  std::string ncnn;
   infer::graph::Target target;
   infer::Option base;
   std::string dir = INFER_MODELS_DIR;
@@ -250,6 +295,15 @@ int main(int argc, char** argv) {
       number(warmup, 0, 100000);
     } else if (arg == "--callers") {
       number(callers, 1, 256);
+    } else if (arg == "--rounds") {
+      number(rounds, 1, 100);
+    } else if (arg == "--ncnn" && i + 1 < argc) {
+      ncnn = argv[++i];
+      if (!std::filesystem::is_regular_file(ncnn)) {
+        fmt::print(stderr, "infer-bench: --ncnn {}: no such file (the path of ncnn's benchncnn)\n",
+                   ncnn);
+        return 2;
+      }
     } else if (arg == "--profile") {
       profile = true;
     } else if (arg == "--models-dir" && i + 1 < argc) {
@@ -266,7 +320,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
                  "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
-                 "[MODEL...]\n");
+                 "[--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);
@@ -298,6 +352,59 @@ int main(int argc, char** argv) {
   }
 
   const bool gpu = target.device == infer::graph::Device::vulkan;
+  if (!ncnn.empty()) {
+    // Side by side: per round, each model through infer::Net, then through ncnn's benchncnn.
+    fmt::print("infer-bench beside ncnn ({}): {}, {} thread(s), {} loop(s) after {} warm-up run(s) "
+               "(infer; benchncnn warms up on its own), {} interleaved round(s); ms, each side's "
+               "minimum per round\n",
+               ncnn, gpu ? "Vulkan" : "CPU", threads, loops, warmup, rounds);
+    fmt::print("  infer computes in {}; ncnn in {}\n",
+               gpu ? fmt::format("{} storage, f32 arithmetic", infer::to_string(target.gpu_storage))
+                   : std::string("fp32"),
+               gpu ? std::string("its Vulkan defaults (fp16 storage and arithmetic)")
+                   : std::string("its CPU defaults (fp32 arithmetic; InnerProduct weights stored "
+                                 "as fp16 where the CPU has F16C)"));
+    std::vector<std::filesystem::path> paths;
+    std::vector<infer::Shape> shapes;
+    for (const std::string& m : models) {
+      std::filesystem::path path = m;
+      if (path.extension() != ".param") path = std::filesystem::path(dir) / (m + ".param");
+      infer::Net net;
+      if (infer::Status st = net.load_param(path); !st.ok()) {
+        fmt::print(stderr, "infer-bench: {}\n", st.message());
+        return 1;
+      }
+      paths.push_back(path);
+      shapes.push_back(net.input_shape());
+    }
+    std::vector<Rounds> ours(models.size()), theirs(models.size());
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t k = 0; k < models.size(); ++k) {
+        auto t = bench(paths[k], threads, warmup, loops, false, target, base);
+        if (!t.ok()) {
+          fmt::print(stderr, "infer-bench: {}: {}\n", paths[k].stem().string(), t.message());
+          return 1;
+        }
+        ours[k].mins.push_back(t->min);
+        const int device = gpu ? std::max(base.vulkan_device, 0) : -1;
+        auto n = run_ncnn(ncnn, paths[k], shapes[k], threads, loops, device);
+        if (!n.ok()) {
+          fmt::print(stderr, "infer-bench: {}\n", n.message());
+          return 1;
+        }
+        theirs[k].mins.push_back(*n);
+      }
+    fmt::print("{:>16}  {:>8} {:>8} {:>17}  {:>8} {:>8} {:>17}  {:>7}\n", "model", "infer", "median",
+               "spread", "ncnn", "median", "spread", "ncnn/infer");
+    for (std::size_t k = 0; k < models.size(); ++k)
+      fmt::print("{:>16}  {:8.3f} {:8.3f} {:>17}  {:8.3f} {:8.3f} {:>17}  {:7.2f}\n",
+                 paths[k].stem().string(), ours[k].best(), ours[k].median(),
+                 fmt::format("{:.3f}-{:.3f}", ours[k].best(), ours[k].worst()), theirs[k].best(),
+                 theirs[k].median(),
+                 fmt::format("{:.3f}-{:.3f}", theirs[k].best(), theirs[k].worst()),
+                 theirs[k].best() / ours[k].best());
+    return 0;
+  }
   fmt::print("infer-bench: {}, {} thread(s), {} warm-up run(s), {} loop(s); ms\n",
              gpu ? fmt::format("Vulkan device {}, {} storage",
                                base.vulkan_device < 0 ? std::string("(best)")
