@@ -44,6 +44,9 @@ flags=$(grep -o -w -E 'avx512f|avx512_vnni|avx512_bf16' /proc/cpuinfo | sort -u 
 peak_of() { grep "^$1/" "$out.peak" | sed 's/.*_per_s=//' | head -1; }
 for t in 1 2; do
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" >"$out.$t"
+  # Like for like where ncnn streams fp16 InnerProduct weights: infer with its f16-weight option.
+  "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" --fp16-weights \
+    alexnet vgg16 >"$out.f16.$t"
 done
 
 {
@@ -64,6 +67,7 @@ done
     echo "| model | infer best | median | spread | ncnn best | median | spread | ncnn / infer |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
     awk 'f && NF == 8 { printf "| %s | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.$t"
+    awk 'f && NF == 8 { printf "| %s, infer with f16 InnerProduct weights (--fp16-weights) | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.f16.$t"
     echo
   done
   echo "<!-- bench-cpu:end -->"

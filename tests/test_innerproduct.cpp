@@ -362,3 +362,41 @@ TEST_CASE("InnerProduct rejects bad parameters and inputs", "[layer][innerproduc
   REQUIRE(ip.prepare(ElemType::f32, 1, Option{}).ok());
   REQUIRE(ip.forward<float, 1>(in, out, Option{}).ok());
 }
+
+TEST_CASE("InnerProduct with Option::fp16_weights streams f16 weights", "[layer][innerproduct]") {
+  // The one-sample product reads the weights rounded to f16: it matches a reference on the
+  // rounded weights to f32 accuracy (tighter than the rounding itself, so the f16 copy is what ran),
+  // at every pack and storage type; the batch-of-rows form keeps the f32 weights.
+  const InnerProduct ip = make_layer(400, 40, true, 1);
+  InnerProduct rounded = ip;
+  for (float& w : rounded.weight_data) w = infer::f16_to_f32(infer::f32_to_f16(w));
+  Option opt;
+  opt.fp16_weights = true;
+  RefTensor in(Shape::of(5, 5, 16));  // 16 channels: every pack divides them
+  in.v = random_values(in.v.size(), 5);
+  const RefTensor want = innerproduct_ref(in, rounded), exact = innerproduct_ref(in, ip);
+  double rounding = 0;
+  for (std::size_t i = 0; i < want.v.size(); ++i)
+    rounding = std::max(rounding, double(std::abs(want.v[i] - exact.v[i])));
+  REQUIRE(rounding > 1e-4);  // the rounding shows: the check below can tell the two apart
+  for (int pack : {1, 4, 8, 16}) {
+    InnerProduct layer = ip;
+    REQUIRE(layer.prepare(ElemType::f32, pack, opt).ok());
+    REQUIRE(layer.packed_weight_f16.size() == layer.packed_weight.size());
+    Mat packed;
+    REQUIRE(infer::convert(infer::test::to_mat(in), packed, ElemType::f32, pack, opt).ok());
+    Mat out;
+    if (pack == 1) REQUIRE(layer.forward<float, 1>(packed, out, opt).ok());
+    if (pack == 4) REQUIRE(layer.forward<float, 4>(packed, out, opt).ok());
+    if (pack == 8) REQUIRE(layer.forward<float, 8>(packed, out, opt).ok());
+    if (pack == 16) REQUIRE(layer.forward<float, 16>(packed, out, opt).ok());
+    const RefTensor got = infer::test::from_mat(out);
+    REQUIRE(got.v.size() == want.v.size());
+    for (std::size_t i = 0; i < want.v.size(); ++i)
+      REQUIRE(got.v[i] == Approx(want.v[i]).margin(2e-5));
+  }
+  // Without the option no f16 copy is made.
+  InnerProduct plain = ip;
+  REQUIRE(plain.prepare(ElemType::f32, 4, Option{}).ok());
+  CHECK(plain.packed_weight_f16.empty());
+}

@@ -4,8 +4,11 @@
 // sitting; no peer figure is a constant here.
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
-//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--ncnn BENCHNCNN [--rounds N]]
-//               [MODEL...]
+//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--fp16-weights]
+//               [--ncnn BENCHNCNN [--rounds N]] [MODEL...]
+//
+// --fp16-weights stores InnerProduct weights as f16 (Option::fp16_weights), as ncnn's x86 build
+// does by default where the CPU has F16C.
 //
 // --ncnn BENCHNCNN runs ncnn's benchncnn binary on the same models (param=FILE shape=[w,h,c]),
 // the same threads, loops and device, alternating with infer's own run of each model, for
@@ -150,9 +153,10 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
 /// The same network as a static graph G, on the weights `bin` (the Net's random weights).
 template <class G>
 infer::Result<Timing> bench_static(const std::vector<std::byte>& bin, infer::Shape shape,
-                                   int threads, int warmup, int loops) {
+                                   int threads, int warmup, int loops, bool fp16_weights) {
   infer::Option opt;
   opt.num_threads = threads;
+  opt.fp16_weights = fp16_weights;
   auto graph = std::make_unique<G>(opt);
   infer::io::ModelBinFromMemory mb(bin);
   INFER_TRY(graph->load(mb));
@@ -173,7 +177,7 @@ infer::Result<Timing> bench_static(const std::vector<std::byte>& bin, infer::Sha
 /// The static-graph timing of model `name`, if it was generated into this program.
 infer::Result<Timing> bench_static_named(const std::string& name,
                                          const std::filesystem::path& param, int threads,
-                                         int warmup, int loops) {
+                                         int warmup, int loops, bool fp16_weights) {
 #ifdef INFER_BENCH_STATIC_GRAPHS
   infer::Net net;
   INFER_TRY(net.load_param(param));
@@ -182,7 +186,8 @@ infer::Result<Timing> bench_static_named(const std::string& name,
   const infer::Shape shape = net.input_shape();
 #define INFER_BENCH_MODEL(m) \
   if (name == #m)            \
-    return bench_static<infer_models::m::Network<>>(bin, shape, threads, warmup, loops);
+    return bench_static<infer_models::m::Network<>>(bin, shape, threads, warmup, loops, \
+                                                    fp16_weights);
   INFER_BENCH_MODEL(squeezenet)
   INFER_BENCH_MODEL(mobilenet)
   INFER_BENCH_MODEL(mobilenet_v2)
@@ -196,7 +201,7 @@ infer::Result<Timing> bench_static_named(const std::string& name,
   INFER_BENCH_MODEL(alexnet)
 #undef INFER_BENCH_MODEL
 #else
-  (void)param, (void)threads, (void)warmup, (void)loops;
+  (void)param, (void)threads, (void)warmup, (void)loops, (void)fp16_weights;
 #endif
   return infer::make_error("{}: no generated static graph in this build", name);
 }
@@ -295,6 +300,8 @@ int main(int argc, char** argv) {
       number(warmup, 0, 100000);
     } else if (arg == "--callers") {
       number(callers, 1, 256);
+    } else if (arg == "--fp16-weights") {
+      base.fp16_weights = true;
     } else if (arg == "--rounds") {
       number(rounds, 1, 100);
     } else if (arg == "--ncnn" && i + 1 < argc) {
@@ -320,7 +327,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
                  "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
-                 "[--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
+                 "[--fp16-weights] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);
@@ -360,7 +367,8 @@ int main(int argc, char** argv) {
                ncnn, gpu ? "Vulkan" : "CPU", threads, loops, warmup, rounds);
     fmt::print("  infer computes in {}; ncnn in {}\n",
                gpu ? fmt::format("{} storage, f32 arithmetic", infer::to_string(target.gpu_storage))
-                   : std::string("fp32"),
+               : base.fp16_weights ? std::string("fp32, InnerProduct weights stored as f16")
+                                   : std::string("fp32"),
                gpu ? std::string("its Vulkan defaults (fp16 storage and arithmetic)")
                    : std::string("its CPU defaults (fp32 arithmetic; InnerProduct weights stored "
                                  "as fp16 where the CPU has F16C)"));
@@ -410,7 +418,8 @@ int main(int argc, char** argv) {
                                base.vulkan_device < 0 ? std::string("(best)")
                                                       : std::to_string(base.vulkan_device),
                                infer::to_string(target.gpu_storage))
-                 : std::string("CPU, fp32"),
+                 : std::string(base.fp16_weights ? "CPU, fp32 (InnerProduct weights f16)"
+                                                 : "CPU, fp32"),
              threads, warmup, loops);
   fmt::print("{:>16}  {:>35}  {:>35}\n", "", "infer::Net", gpu ? "" : "static graph");
   fmt::print("{:>16}  {:>8} {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8} {:>8}\n", "model", "min", "median",
@@ -428,7 +437,7 @@ int main(int argc, char** argv) {
     }
     fmt::print("{:>16}  {:8.3f} {:8.3f} {:8.3f} {:8.3f}  ", name, t->min, t->median, t->max, t->avg);
     auto g = gpu ? infer::Result<Timing>(infer::make_error("static graphs run on the CPU"))
-                 : bench_static_named(name, path, threads, warmup, loops);
+                 : bench_static_named(name, path, threads, warmup, loops, base.fp16_weights);
     if (g.ok()) {
       fmt::print("{:8.3f} {:8.3f} {:8.3f} {:8.3f}\n", g->min, g->median, g->max, g->avg);
     } else {

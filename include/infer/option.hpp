@@ -22,6 +22,10 @@ struct Option {
   /// loader's devices, or -1 for the best one (discrete GPU, then integrated, then a CPU
   /// implementation such as lavapipe).
   int vulkan_device = -1;
+  /// InnerProduct keeps its weights as f16 for the one-sample product (f32 arithmetic), halving
+  /// the bytes that weight-bandwidth-bound kernel streams: what ncnn's x86 build does by default
+  /// where the CPU has F16C. Weights are rounded to f16 (11 bits); off, they stay f32.
+  bool fp16_weights = false;
 
   Allocator* blob_alloc() const { return blob_allocator ? blob_allocator : default_allocator(); }
   Allocator* workspace_alloc() const {

@@ -87,10 +87,11 @@ inline void gemv_pack_weights(const float* w, int num_input, int num_output, flo
 /// of gemv_block outputs reads its weights (from gemv_pack_weights) as one unit-stride stream, k
 /// split over independent accumulators so FMA latency never stalls the loads; bias and activation
 /// are applied in registers before the store. `bias` is null or holds num_output values padded
-/// with zeros to a whole block.
-template <StorageElement T,  ///< storage type of the output; arithmetic is f32
-          class Act>         ///< act:: functor applied to the accumulators before the store
-void innerproduct_gemv(const float* x, int num_input, const float* weights, const float* bias,
+/// with zeros to a whole block. Weights f32, or f16 (converted as they load: half the bytes).
+template <StorageElement T,   ///< storage type of the output; arithmetic is f32
+          class Act,          ///< act:: functor applied to the accumulators before the store
+          StorageElement Wt>  ///< the weights' element type: f32 or f16
+void innerproduct_gemv(const float* x, int num_input, const Wt* weights, const float* bias,
                        T* out, int num_output, const Act& act, int num_threads) {
   constexpr int B = gemv_block;
   /// Independent FMA chains over k: enough to cover FMA latency at one weight load per FMA.
@@ -101,7 +102,7 @@ void innerproduct_gemv(const float* x, int num_input, const float* weights, cons
   const std::size_t work = std::size_t(num_output) * num_input;
 #pragma omp parallel for num_threads(num_threads) if (work > innerproduct_detail::kParallelWork)
   for (int b = 0; b < blocks; ++b) {
-    const float* w = weights + std::size_t(b) * num_input * B;
+    const Wt* w = weights + std::size_t(b) * num_input * B;
     V acc[kChains];
     for (int c = 0; c < kChains; ++c) acc[c] = L::splat(0.f);
     int k = 0;

@@ -39,6 +39,9 @@ struct InnerProduct {
   /// weight_data as the kernels stream it: [o / B][k][o % B] with B = kernels::gemv_block, the
   /// last block padded with zeros. From prepare().
   std::vector<float> packed_weight;
+  /// packed_weight as f16, for the one-sample product when prepare's Option asks for f16 weights
+  /// (Option::fp16_weights); empty otherwise.
+  std::vector<f16> packed_weight_f16;
   std::vector<float> packed_bias;  ///< bias_data padded to whole blocks; empty without bias_term
   int prepared_pack = 0;           ///< the pack prepare() was called for; 0: not prepared
 
@@ -82,14 +85,20 @@ struct InnerProduct {
     return {};
   }
 
-  /// Repacks the weights for the kernels (weights stay f32 for every storage type; the layout is
-  /// the same for every pack).
-  Status prepare(ElemType /*type*/, int pack, const Option& /*opt*/) {
+  /// Repacks the weights for the kernels (f32 for every storage type; the layout is the same for
+  /// every pack); with opt.fp16_weights also an f16 copy, which the one-sample product streams.
+  Status prepare(ElemType /*type*/, int pack, const Option& opt) {
     INFER_TRY(check());
     if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
       return make_error("InnerProduct: pack must be 1, 4, 8 or 16, got {}", pack);
     packed_weight.resize(kernels::gemv_packed_size(num_input(), num_output));
     kernels::gemv_pack_weights(weight_data.data(), num_input(), num_output, packed_weight.data());
+    packed_weight_f16.clear();
+    if (opt.fp16_weights) {
+      packed_weight_f16.resize(packed_weight.size());
+      for (std::size_t i = 0; i < packed_weight.size(); ++i)
+        packed_weight_f16[i] = f32_to_f16(packed_weight[i]);
+    }
     packed_bias.clear();
     if (bias_term) {
       packed_bias.assign(kernels::gemv_packed_size(1, num_output), 0.f);
@@ -187,8 +196,12 @@ struct InnerProduct {
     }
     const int out_pack = pack_for(num_output, Pack);
     INFER_TRY(top.create(Shape::of(num_output), elem_type_v<T>, out_pack, opt.blob_alloc()));
-    kernels::innerproduct_gemv<T>(x, n, packed_weight.data(), bias, top.data_as<T>(), num_output,
-                                  act, opt.num_threads);
+    if (!packed_weight_f16.empty())
+      kernels::innerproduct_gemv<T>(x, n, packed_weight_f16.data(), bias, top.data_as<T>(),
+                                    num_output, act, opt.num_threads);
+    else
+      kernels::innerproduct_gemv<T>(x, n, packed_weight.data(), bias, top.data_as<T>(), num_output,
+                                    act, opt.num_threads);
     return {};
   }
 
