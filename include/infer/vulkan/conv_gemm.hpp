@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <infer/vulkan/convolution.hpp>
 #include <infer/vulkan/recorder.hpp>
@@ -75,22 +76,8 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   if (in.dims != 3 || out.dims != 3)
     return make_error("Vulkan GEMM convolution: blobs must be 3-D, got {}-D input and {}-D output",
                       in.dims, out.dims);
-  for (const VkMat* m : {&top, &weights, bias})
-    if (m && m->type() != bottom.type())
-      return make_error("Vulkan GEMM convolution: storage types differ ({} and {})",
-                        to_string(bottom.type()), to_string(m->type()));
-  for (const VkMat* m : {&bottom, &top, &weights})
-    INFER_TRY(check_blob(rec, *m, "Vulkan GEMM convolution"));
-  if (cp.kernel_w < 1 || cp.kernel_h < 1 || cp.dilation_w < 1 || cp.dilation_h < 1 ||
-      cp.stride_w < 1 || cp.stride_h < 1)
-    return make_error("Vulkan GEMM convolution: kernel {}x{}, dilation {}x{}, stride {}x{} must be "
-                      ">= 1",
-                      cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h, cp.stride_w,
-                      cp.stride_h);
-  if (cp.group < 1 || in.c % cp.group != 0 || out.c % cp.group != 0)
-    return make_error("Vulkan GEMM convolution: group {} must divide {} input and {} output "
-                      "channels",
-                      cp.group, in.c, out.c);
+  INFER_TRY(detail::check_conv(rec, bottom, top, weights, bias, cp, in.c, out.c,
+                               "Vulkan GEMM convolution"));
   const int K = in.c / cp.group * cp.kernel_h * cp.kernel_w, K_pad = conv_gemm_k_pad(K);
   if (weights.shape().total() != std::size_t(out.c) * std::size_t(K_pad))
     return make_error("Vulkan GEMM convolution: {} weights, expected {} ({} outputs x K {} padded "
@@ -148,15 +135,10 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
             : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
       5, 13 * 4};
-  const SpecValue spec[] = {
-      SpecValue::of(3, cp.kernel_w),       SpecValue::of(4, cp.kernel_h),
-      SpecValue::of(5, cp.dilation_w),     SpecValue::of(6, cp.dilation_h),
-      SpecValue::of(7, cp.stride_w),       SpecValue::of(8, cp.stride_h),
-      SpecValue::of(9, cp.group),          SpecValue::of(10, bottom.elempack()),
-      SpecValue::of(11, top.elempack()),   SpecValue::of(12, bias ? 1 : 0),
-      SpecValue::of(13, int(cp.act.kind)), SpecValue::of(14, cp.act.p0),
-      SpecValue::of(15, cp.act.p1),        SpecValue::of(16, cp.pad_value),
-      SpecValue::of(17, splits > 1 ? 1 : 0)};
+  std::array<SpecValue, 15> spec{};
+  const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
+  std::copy(shared.begin(), shared.end(), spec.begin());
+  spec.back() = SpecValue::of(17, splits > 1 ? 1 : 0);
   const std::int32_t push[13] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
                                  out.w, out.h, out.c, std::int32_t(top.cstep()),
                                  cp.pad_left, cp.pad_top, K, K_pad, k_split};

@@ -4,10 +4,12 @@
 // forwards record it; a cooperative-matrix implicit GEMM is the fast path beside it.
 #pragma once
 
+#include <array>
 #include <infer/vulkan/activation.hpp>
 #include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/convolution_f16.hpp>
 #include <infer_shaders/convolution_f32.hpp>
+#include <string_view>
 
 namespace infer::vk {
 
@@ -22,6 +24,44 @@ struct ConvolutionParams {
   float pad_value = 0.f;  ///< what taps outside the input read (ncnn's 18=pad_value)
   GpuActivation act;  ///< applied to the sum plus bias before the store
 };
+
+namespace detail {
+
+/// What every convolution kernel checks: the blobs' storage types agree (weights and bias too)
+/// and the device reads them, the window's sizes are >= 1, the groups divide both channel counts.
+inline Status check_conv(Recorder& rec, const VkMat& bottom, const VkMat& top,
+                         const VkMat& weights, const VkMat* bias, const ConvolutionParams& cp,
+                         int in_c, int out_c, std::string_view what) {
+  for (const VkMat* m : {&top, &weights, bias})
+    if (m && m->type() != bottom.type())
+      return make_error("{}: storage types differ ({} and {})", what, to_string(bottom.type()),
+                        to_string(m->type()));
+  for (const VkMat* m : {&bottom, &top, &weights}) INFER_TRY(check_blob(rec, *m, what));
+  if (cp.kernel_w < 1 || cp.kernel_h < 1 || cp.dilation_w < 1 || cp.dilation_h < 1 ||
+      cp.stride_w < 1 || cp.stride_h < 1)
+    return make_error("{}: kernel {}x{}, dilation {}x{}, stride {}x{} must be >= 1", what,
+                      cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h, cp.stride_w,
+                      cp.stride_h);
+  if (cp.group < 1 || in_c % cp.group != 0 || out_c % cp.group != 0)
+    return make_error("{}: group {} must divide {} input and {} output channels", what, cp.group,
+                      in_c, out_c);
+  return {};
+}
+
+/// The specialization constants 3-16 the convolution kernels share: window, dilation, stride,
+/// group, the packs, bias, activation and pad value.
+inline std::array<SpecValue, 14> conv_spec(const ConvolutionParams& cp, int in_pack, int out_pack,
+                                           bool bias) {
+  return {SpecValue::of(3, cp.kernel_w),       SpecValue::of(4, cp.kernel_h),
+          SpecValue::of(5, cp.dilation_w),     SpecValue::of(6, cp.dilation_h),
+          SpecValue::of(7, cp.stride_w),       SpecValue::of(8, cp.stride_h),
+          SpecValue::of(9, cp.group),          SpecValue::of(10, in_pack),
+          SpecValue::of(11, out_pack),         SpecValue::of(12, bias ? 1 : 0),
+          SpecValue::of(13, int(cp.act.kind)), SpecValue::of(14, cp.act.p0),
+          SpecValue::of(15, cp.act.p1),        SpecValue::of(16, cp.pad_value)};
+}
+
+}  // namespace detail
 
 /// Records top = act(conv(bottom, weights) + bias). Blobs are 3-D, or 1-D read as 1x1 with w
 /// channels (InnerProduct over a flat blob: a window over the whole input, 1x1 out); all of one
@@ -43,20 +83,8 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
     return make_error("Vulkan convolution: blobs must be 3-D (or 1-D), got {}-D input and {}-D "
                       "output",
                       bottom.shape().dims, top.shape().dims);
-  for (const VkMat* m : {&top, &weights, bias})
-    if (m && m->type() != bottom.type())
-      return make_error("Vulkan convolution: storage types differ ({} and {})",
-                        to_string(bottom.type()), to_string(m->type()));
-  for (const VkMat* m : {&bottom, &top, &weights})
-    INFER_TRY(check_blob(rec, *m, "Vulkan convolution"));
-  if (cp.kernel_w < 1 || cp.kernel_h < 1 || cp.dilation_w < 1 || cp.dilation_h < 1 ||
-      cp.stride_w < 1 || cp.stride_h < 1)
-    return make_error("Vulkan convolution: kernel {}x{}, dilation {}x{}, stride {}x{} must be >= 1",
-                      cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h, cp.stride_w,
-                      cp.stride_h);
-  if (cp.group < 1 || in.c % cp.group != 0 || out.c % cp.group != 0)
-    return make_error("Vulkan convolution: group {} must divide {} input and {} output channels",
-                      cp.group, in.c, out.c);
+  INFER_TRY(detail::check_conv(rec, bottom, top, weights, bias, cp, in.c, out.c,
+                               "Vulkan convolution"));
   const std::size_t taps = std::size_t(out.c) * std::size_t(in.c / cp.group) *
                            std::size_t(cp.kernel_h) * std::size_t(cp.kernel_w);
   if (weights.shape().total() != taps)
@@ -75,14 +103,7 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
                         f16 ? std::span<const std::uint32_t>(shaders::convolution_f16)
                             : std::span<const std::uint32_t>(shaders::convolution_f32),
                         4, 10 * 4};
-  const SpecValue spec[] = {
-      SpecValue::of(3, cp.kernel_w),      SpecValue::of(4, cp.kernel_h),
-      SpecValue::of(5, cp.dilation_w),    SpecValue::of(6, cp.dilation_h),
-      SpecValue::of(7, cp.stride_w),      SpecValue::of(8, cp.stride_h),
-      SpecValue::of(9, cp.group),         SpecValue::of(10, bottom.elempack()),
-      SpecValue::of(11, top.elempack()),  SpecValue::of(12, bias ? 1 : 0),
-      SpecValue::of(13, int(cp.act.kind)), SpecValue::of(14, cp.act.p0),
-      SpecValue::of(15, cp.act.p1),       SpecValue::of(16, cp.pad_value)};
+  const auto spec = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
   constexpr std::uint32_t kLocal[3] = {8, 8, 1};
   const std::int32_t push[10] = {in.w,  in.h,  in.c,  std::int32_t(cstep),
                                  out.w, out.h, out.c, std::int32_t(out_cstep),

@@ -82,24 +82,11 @@ Status conv_vulkan(const L& layer, int group, std::span<const vk::VkMat> in,
   return vk::record_convolution(rec, in[0], out[0], step.weights[0], bias, p);
 }
 
-/// Uploads a convolution layer's weights (laid out for the GEMM kernel when conv_vulkan runs it
-/// as one: more than one input channel per group), then its bias when it has one.
+/// Uploads `weights`, then the layer's bias when it has one.
 template <class L>
-Status upload_conv_weights(const L& layer, int group, vk::Uploader& up) {
-  const Window2D win = conv_window(layer);
-  const std::size_t per_output = std::size_t(layer.num_output) * std::size_t(win.maxk());
-  const int in_per_group =
-      per_output > 0 ? int(layer.weight_data.size() / per_output) : 0;
-  if (vk::conv_uses_gemm(in_per_group) && group >= 1 &&
-      std::size_t(in_per_group) * per_output == layer.weight_data.size()) {
-    const std::vector<float> laid = vk::conv_gemm_weights(
-        layer.weight_data, layer.num_output, in_per_group, win.kernel_h, win.kernel_w);
-    auto w = up.add(laid);
-    INFER_TRY(w);
-  } else {
-    auto w = up.add(layer.weight_data);
-    INFER_TRY(w);
-  }
+Status upload_with_bias(const L& layer, std::span<const float> weights, vk::Uploader& up) {
+  auto w = up.add(weights);
+  INFER_TRY(w);
   if (layer.bias_term && !layer.bias_data.empty()) {
     auto b = up.add(layer.bias_data);
     INFER_TRY(b);
@@ -107,16 +94,26 @@ Status upload_conv_weights(const L& layer, int group, vk::Uploader& up) {
   return {};
 }
 
-/// Uploads a convolution-like layer's weights, then its bias when it has one.
+/// Uploads a convolution layer's weights (laid out for the GEMM kernel when conv_vulkan runs it
+/// as one: more than one input channel per group), then its bias when it has one.
+template <class L>
+Status upload_conv_weights(const L& layer, int group, vk::Uploader& up) {
+  const Window2D win = conv_window(layer);
+  const std::size_t per_output = std::size_t(layer.num_output) * std::size_t(win.maxk());
+  const int in_per_group = per_output > 0 ? int(layer.weight_data.size() / per_output) : 0;
+  if (vk::conv_uses_gemm(in_per_group) && group >= 1 &&
+      std::size_t(in_per_group) * per_output == layer.weight_data.size())
+    return upload_with_bias(layer,
+                            vk::conv_gemm_weights(layer.weight_data, layer.num_output,
+                                                  in_per_group, win.kernel_h, win.kernel_w),
+                            up);
+  return upload_with_bias(layer, layer.weight_data, up);
+}
+
+/// Uploads a convolution-like layer's weights as they are, then its bias when it has one.
 template <class L>
 Status upload_weights_and_bias(const L& layer, vk::Uploader& up) {
-  auto w = up.add(layer.weight_data);
-  INFER_TRY(w);
-  if (layer.bias_term && !layer.bias_data.empty()) {
-    auto b = up.add(layer.bias_data);
-    INFER_TRY(b);
-  }
-  return {};
+  return upload_with_bias(layer, layer.weight_data, up);
 }
 
 }  // namespace infer::layers::detail
