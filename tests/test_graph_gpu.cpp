@@ -248,3 +248,40 @@ TEST_CASE("on the GPU an element-wise producer takes in the activation after it"
   CHECK(step_of(mixed, "sum")->act.type == 0);
   CHECK(step_of(mixed, "relu") != nullptr);
 }
+
+TEST_CASE("a grouped convolution runs at a pack that fills its groups", "[graph]") {
+  // 240 -> 216 channels in 3 groups (80 and 72 per group): pack 16 would split groups, pack 8
+  // does not. 12 -> 12 in 4 groups (3 per group): no pack above 1 fills them, the input's pack
+  // stays. A depthwise layer (one channel per group) keeps the widest pack.
+  auto plan_of = [](int cin, int cout, int groups) {
+    graph::GraphDesc d;
+    d.inputs.push_back(d.blob_id("in"));
+    d.input_shapes.push_back(Shape::of(7, 7, cin));
+    graph::NodeDesc n = make_node(d, "g", "in", "out", false);
+    n.type = "ConvolutionDepthWise";
+    n.channel_groups = groups;
+    d.nodes.push_back(n);
+    d.outputs.push_back(d.blob_id("out"));
+    graph::Target t;
+    t.max_pack = 16;
+    return graph::compose(std::move(d), t, [cout](int, std::span<const Shape> in,
+                                                  std::span<Shape> out) {
+      out[0] = Shape::of(in[0].w, in[0].h, cout);
+      return ShapeCheck{};
+    });
+  };
+  auto pack_of = [](const graph::Plan& p) {
+    for (const StepDesc& s : p.steps)
+      if (s.kind == StepDesc::layer) return s.pack;
+    return 0;
+  };
+  const graph::Plan shuffle = plan_of(240, 216, 3);
+  REQUIRE(shuffle.error.ok());
+  CHECK(pack_of(shuffle) == 8);
+  const graph::Plan odd = plan_of(12, 12, 4);
+  REQUIRE(odd.error.ok());
+  CHECK(pack_of(odd) == 4);
+  const graph::Plan depthwise = plan_of(32, 32, 32);
+  REQUIRE(depthwise.error.ok());
+  CHECK(pack_of(depthwise) == 16);
+}

@@ -204,3 +204,35 @@ TEST_CASE("Net: a hand-written .param with a branch and every conversion", "[net
   REQUIRE(c.ok());
   CHECK(relative_error(*c, *a) < 1e-6);
 }
+
+TEST_CASE("Net: grouped convolutions run at a pack that fills their groups", "[net]") {
+  // ShuffleNet v1's grouped 1x1 (240 -> 216 in 3 groups: pack 8) and a 3x3 with 8 channels per
+  // group, between layers at pack 16: the plan repacks around them, and the output matches the
+  // reference plan.
+  const char* text =
+      "7767517\n"
+      "4 4\n"
+      "Input data 0 1 data 0=11 1=9 2=240\n"
+      "ConvolutionDepthWise g1 1 1 data a 0=216 1=1 5=1 6=17280 7=3\n"
+      "ConvolutionDepthWise g2 1 1 a b 0=216 1=3 4=1 5=1 6=15552 7=27\n"
+      "Convolution c 1 1 b out 0=32 1=1 5=1 6=6912\n";
+  infer::Net fast, ref(kReference);
+  REQUIRE(fast.load_param_text(text).ok());
+  REQUIRE(ref.load_param_text(text).ok());
+  REQUIRE(fast.load_random_weights(9).ok());
+  REQUIRE(ref.load_random_weights(9).ok());
+  const infer::Mat in = make_input(fast.input_shape());
+  auto a = fast.run(in);
+  auto b = ref.run(in);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(relative_error(*a, *b) < 1e-5);
+  const infer::NamedMat inputs[] = {{"data", in}};
+  const std::string_view outs[] = {"out"};
+  auto plan = fast.plan(inputs, outs);
+  REQUIRE(plan.ok());
+  for (const auto& s : (*plan)->steps)
+    if (s.kind == infer::graph::StepDesc::layer &&
+        (*plan)->desc.nodes[std::size_t(s.node)].type == "ConvolutionDepthWise")
+      CHECK(s.pack == 8);  // 80 and 72 channels per group, then 8 and 8
+}

@@ -308,6 +308,9 @@ struct NodeDesc {
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
   /// in a following activation as a producer with forward_fused does on the CPU.
   bool vulkan_fuses_activation = false;
+  /// Channel groups of a grouped convolution whose fast kernel needs every group's input and
+  /// output channels in whole packs (L::packs_fill_groups: ConvolutionDepthWise); 0 otherwise.
+  int channel_groups = 0;
   /// Whose memory can hold the others' as consecutive ranges along `range_axis` (Concat: the
   /// output holds the inputs; Slice: the input holds the outputs), so no copy is needed.
   AxisRanges ranges = AxisRanges::none;
@@ -367,6 +370,8 @@ constexpr NodeDesc describe_layer(const L& l) {
   if constexpr (requires { l.vulkan_inplace(); }) d.vulkan_inplace = l.vulkan_inplace();
   if constexpr (requires { L::vulkan_fuses_activation; })
     d.vulkan_fuses_activation = L::vulkan_fuses_activation;
+  if constexpr (requires { L::packs_fill_groups; l.group; })
+    if (L::packs_fill_groups) d.channel_groups = l.group;
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;

@@ -163,6 +163,21 @@ constexpr PlanError place(Plan& p) {
     NodeDesc packs_of = d;
     if (gpu) packs_of.packs = 1u | unsigned(kGpuMaxPack);
     s.pack = detail::choose_pack(packs_of, max_pack, in);
+    // A grouped convolution (1 < group, more than one channel per group) runs its fast kernel
+    // only where each group's input and output channels are whole packs: the widest such pack,
+    // if there is one above 1 (ShuffleNet v1's 240 -> 216 channels in 3 groups: 80 and 72 per
+    // group, pack 8 rather than 16).
+    if (!gpu && d.channel_groups > 1 && in.size() == 1 && d.out.size() == 1) {
+      const int groups = d.channel_groups;
+      const int cin = in[0].packed_extent(), cout = p.blob_shapes[std::size_t(d.out[0])].packed_extent();
+      if (cin % groups == 0 && cout % groups == 0 && cin / groups > 1 && cout / groups > 1) {
+        for (int pack = s.pack; pack > 1; pack /= 2)
+          if ((d.packs & unsigned(pack)) && (cin / groups) % pack == 0 && (cout / groups) % pack == 0) {
+            s.pack = pack;
+            break;
+          }
+      }
+    }
     for (int b : d.in)
       s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, s.pack));
     for (int b : d.out) {

@@ -35,6 +35,9 @@ namespace infer::layers {
 /// Convolution).
 struct ConvolutionDepthWise {
   static constexpr std::string_view ncnn_type = "ConvolutionDepthWise";  ///< its type in .param files
+  /// Grouped (not depthwise) forms run their GEMM only where every group's channels are whole
+  /// packs: the composer picks such a pack (see graph/placement.hpp).
+  static constexpr bool packs_fill_groups = true;
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w
