@@ -80,10 +80,12 @@ inline infer::Mat round_trip(const infer::Mat& host, F&& record) {
 }
 
 /// Uploads `hosts` (one device buffer, each blob 256-byte aligned), records `record` over their
-/// device copies and returns blob `result` as it is afterwards.
+/// device copies and returns the blobs `results` as they are afterwards.
 template <class F>
-inline infer::test::RefTensor run_on_device(const std::vector<infer::Mat>& hosts, std::size_t result,
-                        infer::vk::PipelineCache& cache, F&& record) {
+inline std::vector<infer::test::RefTensor> run_on_device(const std::vector<infer::Mat>& hosts,
+                                                         const std::vector<std::size_t>& results,
+                                                         infer::vk::PipelineCache& cache,
+                                                         F&& record) {
   infer::vk::Context& ctx = *g_ctx;
   std::vector<std::size_t> at;
   std::size_t bytes = 0;
@@ -109,12 +111,26 @@ inline infer::test::RefTensor run_on_device(const std::vector<infer::Mat>& hosts
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
   REQUIRE((*cmd)->barrier().ok());
-  REQUIRE(infer::vk::download(**cmd, blobs[result], **staging, at[result]).ok());
+  for (std::size_t r : results)
+    REQUIRE(infer::vk::download(**cmd, blobs[r], **staging, at[r]).ok());
   REQUIRE((*cmd)->end().ok());
-  REQUIRE((*cmd)->submit_and_wait().ok());
-  infer::Mat out;
-  REQUIRE(infer::vk::read_back(**staging, at[result], blobs[result], out).ok());
-  return infer::test::from_mat(out);
+  const infer::Status ran = (*cmd)->submit_and_wait();
+  INFO((ran.ok() ? std::string() : ran.message()));
+  REQUIRE(ran.ok());
+  std::vector<infer::test::RefTensor> got;
+  for (std::size_t r : results) {
+    infer::Mat out;
+    REQUIRE(infer::vk::read_back(**staging, at[r], blobs[r], out).ok());
+    got.push_back(infer::test::from_mat(out));
+  }
+  return got;
+}
+
+/// run_on_device with one result: blob `result`.
+template <class F>
+inline infer::test::RefTensor run_on_device(const std::vector<infer::Mat>& hosts, std::size_t result,
+                                            infer::vk::PipelineCache& cache, F&& record) {
+  return run_on_device(hosts, std::vector<std::size_t>{result}, cache, std::forward<F>(record))[0];
 }
 
 }  // namespace infer::vk::test

@@ -55,42 +55,13 @@ using RecordFn = std::function<infer::Status(
 /// `record` over them and downloads the output.
 RefTensor run_gpu(const std::vector<infer::Mat>& inputs, const Shape& shape, ElemType type,
                   int pack, const RecordFn& record, infer::vk::PipelineCache& cache) {
-  infer::vk::Context& ctx = *g_ctx;
   std::vector<infer::Mat> hosts = inputs;
   hosts.push_back(nan_mat(shape, type, pack));
-  std::vector<std::size_t> at;
-  std::size_t bytes = 0;
-  for (const infer::Mat& m : hosts) {
-    at.push_back(bytes);
-    bytes += (m.bytes() + 255) / 256 * 256;
-  }
-  auto dev = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::device);
-  auto staging = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::staging);
-  REQUIRE(dev.ok());
-  REQUIRE(staging.ok());
-  std::vector<infer::vk::VkMat> blobs;
-  for (std::size_t i = 0; i < hosts.size(); ++i)
-    blobs.emplace_back(dev->get(), at[i], hosts[i].shape(), hosts[i].type(), hosts[i].elempack());
-  auto cmd = infer::vk::Command::create(ctx);
-  REQUIRE(cmd.ok());
-  REQUIRE((*cmd)->begin().ok());
-  for (std::size_t i = 0; i < hosts.size(); ++i)
-    REQUIRE(infer::vk::upload(**cmd, hosts[i], **staging, at[i], blobs[i]).ok());
-  REQUIRE((*cmd)->barrier().ok());
-  infer::vk::CommandRecorder recorder(**cmd, cache);
-  const std::span<const infer::vk::VkMat> all(blobs);
-  const infer::Status rec = record(recorder, all.first(inputs.size()), blobs.back());
-  INFO((rec.ok() ? std::string() : rec.message()));
-  REQUIRE(rec.ok());
-  REQUIRE((*cmd)->barrier().ok());
-  REQUIRE(infer::vk::download(**cmd, blobs.back(), **staging, at.back()).ok());
-  REQUIRE((*cmd)->end().ok());
-  const infer::Status ran = (*cmd)->submit_and_wait();
-  INFO((ran.ok() ? std::string() : ran.message()));
-  REQUIRE(ran.ok());
-  infer::Mat out;
-  REQUIRE(infer::vk::read_back(**staging, at.back(), blobs.back(), out).ok());
-  return infer::test::from_mat(out);
+  return infer::vk::test::run_on_device(
+      hosts, inputs.size(), cache,
+      [&](infer::vk::Recorder& rec, std::span<const infer::vk::VkMat> all) {
+        return record(rec, all.first(inputs.size()), all.back());
+      });
 }
 
 /// Coordinates of logical value l of `s`, outermost first (RefTensor's index order).

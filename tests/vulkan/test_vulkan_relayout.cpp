@@ -63,47 +63,15 @@ using RecordFn = std::function<infer::Status(
 std::vector<RefTensor> run_gpu(const std::vector<infer::Mat>& inputs,
                                const std::vector<BlobSpec>& outputs, const RecordFn& record,
                                infer::vk::PipelineCache& cache) {
-  infer::vk::Context& ctx = *g_ctx;
   std::vector<infer::Mat> hosts = inputs;
   for (const BlobSpec& b : outputs) hosts.push_back(nan_mat(b));
-  std::vector<std::size_t> at;
-  std::size_t bytes = 0;
-  for (const infer::Mat& m : hosts) {
-    at.push_back(bytes);
-    bytes += (m.bytes() + 255) / 256 * 256;
-  }
-  auto dev = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::device);
-  auto staging = infer::vk::Buffer::create(ctx, bytes, infer::vk::MemoryKind::staging);
-  REQUIRE(dev.ok());
-  REQUIRE(staging.ok());
-  std::vector<infer::vk::VkMat> blobs;
-  for (std::size_t i = 0; i < hosts.size(); ++i)
-    blobs.emplace_back(dev->get(), at[i], hosts[i].shape(), hosts[i].type(), hosts[i].elempack());
-  auto cmd = infer::vk::Command::create(ctx);
-  REQUIRE(cmd.ok());
-  REQUIRE((*cmd)->begin().ok());
-  for (std::size_t i = 0; i < hosts.size(); ++i)
-    REQUIRE(infer::vk::upload(**cmd, hosts[i], **staging, at[i], blobs[i]).ok());
-  REQUIRE((*cmd)->barrier().ok());
-  infer::vk::CommandRecorder recorder(**cmd, cache);
-  const std::span<const infer::vk::VkMat> all(blobs);
-  const infer::Status rec = record(recorder, all.first(inputs.size()), all.subspan(inputs.size()));
-  INFO((rec.ok() ? std::string() : rec.message()));
-  REQUIRE(rec.ok());
-  REQUIRE((*cmd)->barrier().ok());
-  for (std::size_t i = inputs.size(); i < hosts.size(); ++i)
-    REQUIRE(infer::vk::download(**cmd, blobs[i], **staging, at[i]).ok());
-  REQUIRE((*cmd)->end().ok());
-  const infer::Status ran = (*cmd)->submit_and_wait();
-  INFO((ran.ok() ? std::string() : ran.message()));
-  REQUIRE(ran.ok());
-  std::vector<RefTensor> got;
-  for (std::size_t i = inputs.size(); i < hosts.size(); ++i) {
-    infer::Mat out;
-    REQUIRE(infer::vk::read_back(**staging, at[i], blobs[i], out).ok());
-    got.push_back(infer::test::from_mat(out));
-  }
-  return got;
+  std::vector<std::size_t> results;
+  for (std::size_t i = inputs.size(); i < hosts.size(); ++i) results.push_back(i);
+  return infer::vk::test::run_on_device(
+      hosts, results, cache,
+      [&](infer::vk::Recorder& rec, std::span<const infer::vk::VkMat> all) {
+        return record(rec, all.first(inputs.size()), all.subspan(inputs.size()));
+      });
 }
 
 /// Coordinates of logical value l of `s`, outermost first (the RefTensor index order).
