@@ -211,6 +211,21 @@ int main(int argc, char** argv) {
     });
     std::printf("%-36s %8.3f | %s | %s | %10.1f\n", l.name, flops * 1e-9, coop.c_str(), fma.c_str(),
                 direct * 1e6);
+    if (info.cooperative_matrix) {
+      // Every tensor-core tile (sg_m x sg_n subgroups of 32 x 64), beside the automatic choice.
+      const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh);
+      std::string row = fmt::format("  tiles (us, auto {}x{}):", chosen.sg_m, chosen.sg_n);
+      for (int sg_m : {1, 2, 4})
+        for (int sg_n : {1, 2, 4}) {
+          if (sg_m * sg_n > 8) continue;
+          const double t = time_it(*ctx, cache, repeats, [&](ivk::Recorder& r) {
+            return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p,
+                                         ivk::GemmPath::cooperative_matrix, 0, {sg_m, sg_n});
+          });
+          row += fmt::format(" {}x{} {:.1f}", sg_m, sg_n, t * 1e6);
+        }
+      std::printf("%s\n", row.c_str());
+    }
   }
   return 0;
 }

@@ -21,11 +21,17 @@ function(infer_add_shaders target dir)
   foreach(src IN LISTS sources)
     get_filename_component(name "${src}" NAME_WE)
     # A shader may ask for more variants with a line "// infer-variant: coopmat": f16 storage
-    # compiled with -DINFER_COOPMAT=1 (GL_NV_cooperative_matrix), embedded as NAME_coopmat.
-    file(STRINGS "${src}" extra REGEX "^// infer-variant: ")
-    set(variants f32 f16)
+    # compiled with -DINFER_COOPMAT=1 (GL_NV_cooperative_matrix), embedded as NAME_coopmat; or,
+    # with "// infer-variants: coopmat", for that variant alone (a tensor-core-only kernel).
+    file(STRINGS "${src}" extra REGEX "^// infer-variants?: ")
+    file(STRINGS "${src}" only REGEX "^// infer-variants: ")
+    if(only)
+      set(variants "")
+    else()
+      set(variants f32 f16)
+    endif()
     foreach(line IN LISTS extra)
-      string(REGEX REPLACE "^// infer-variant: *" "" v "${line}")
+      string(REGEX REPLACE "^// infer-variants?: *" "" v "${line}")
       if(NOT v STREQUAL "coopmat")
         message(FATAL_ERROR "${src}: unknown shader variant '${v}' (known: coopmat)")
       endif()

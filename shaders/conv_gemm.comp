@@ -1,29 +1,26 @@
-// Convolution as an implicit GEMM, the fast path for every convolution with more than one input
-// channel per group: per group g, top[M x N] = W[M x K] * im2col(bottom)[K x N], M the group's
-// output channels, N the output pixels, K = (input channels per group) x kernel_h x kernel_w.
-// The im2col matrix is never stored: each workgroup gathers its K x N tile from the input blob
-// (taps outside the input read the pad value) into shared memory.
+// Convolution as an implicit GEMM with fp32 FMAs, the portable fast path for every convolution
+// with more than one input channel per group (conv_gemm_tc.comp is the tensor-core form): per
+// group g, top[M x N] = W[M x K] * im2col(bottom)[K x N], M the group's output channels, N the
+// output pixels, K = (input channels per group) x kernel_h x kernel_w. The im2col matrix is never
+// stored: each workgroup gathers its K x N tile from the input blob (taps outside the input read
+// the pad value) into shared memory.
 //
-// A workgroup of 128 invocations computes a 64 x 64 tile of the output, stepping K by 32:
-//   - INFER_COOPMAT (f16 storage, devices with VK_NV_cooperative_matrix and 32-wide subgroups):
-//     four subgroups, each 32 x 32 of the tile as 2 x 2 16x16x16 fp16 products accumulated in
-//     f32 on the tensor cores;
-//   - otherwise (any device, f32 or f16 storage): each invocation 8 output channels x 4 pixels
-//     with fp32 FMAs.
-// Both then apply the bias and the activation in f32 and store (pack 1 or 4). Where the output
-// has too few tiles to fill the device, K is split: workgroup z = split * group + g sums its
-// k_split of K and stores the partial sums in f32 to `partial` ([split][outc][pixels]), and
-// conv_gemm_reduce.comp adds them up and applies the epilogue.
+// A workgroup of 128 invocations computes a 64 x 64 tile of the output, stepping K by 32, each
+// invocation 8 output channels x 4 pixels; then bias, residual and activation in f32 and the
+// store (pack 1 or 4). Where the output has too few tiles to fill the device, K is split:
+// workgroup z = split * group + g sums its k_split of K and stores the partial sums in f32 to
+// `partial` ([split][outc][pixels]), and conv_gemm_reduce.comp adds them up and applies the
+// epilogue.
 //
 // Weights are laid out at load for this kernel: [output channel][K_pad], K ordered (ky, kx,
 // input channel) so that four consecutive k of a pack-4 input are one load, each row zero-padded
 // to K_pad (a multiple of 32) so that the weight tile needs no bound on k.
 // Specialization constants: 0-2 workgroup size (128, 1, 1); 3/4 kernel w/h, 5/6 dilation w/h,
 // 7/8 stride w/h, 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its
-// parameters, 16 pad value, 17 split (1: store partial sums).
+// parameters, 16 pad value, 17 split (1: store partial sums), 18 the residual's pack (0: none;
+// else a blob of the output's shape added before the activation).
 // Push constants: input w, h, c, channel step (packed elements); the same of the output; left and
-// top padding; K, K_pad and k_split (a multiple of 32).
-// infer-variant: coopmat
+// top padding; K, K_pad and k_split (a multiple of 32); the residual's channel step.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -34,12 +31,6 @@
 #else
 #define STORE float
 #define STORE4 vec4
-#endif
-#if INFER_COOPMAT
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_NV_cooperative_matrix : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
@@ -58,6 +49,7 @@ layout(constant_id = 14) const float p0 = 0.0;
 layout(constant_id = 15) const float p1 = 0.0;
 layout(constant_id = 16) const float pad_value = 0.0;
 layout(constant_id = 17) const int split = 0;
+layout(constant_id = 18) const int res_pack = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer Bottom4 { STORE4 v[]; } bottom4;
@@ -66,39 +58,27 @@ layout(binding = 1) writeonly buffer Top4 { STORE4 v[]; } top4;
 layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
 layout(binding = 4) writeonly buffer Partial { float v[]; } partial;
-#if INFER_COOPMAT
-// The same memory as raw 16-bit quadruples: copied to shared memory without conversion.
-layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;
-layout(binding = 2) readonly buffer WeightsRaw { uvec2 v[]; } weights_raw;
-#endif
+layout(binding = 5) readonly buffer Residual { STORE v[]; } residual;
 
 layout(push_constant) uniform Push {
   int w, h, c, cstep;
   int outw, outh, outc, out_cstep;
   int pad_left, pad_top;
   int K, K_pad, k_split;
+  int res_cstep;
 } pc;
 
 #include "activation.glsl"
+#include "conv_gemm_epilogue.glsl"
 
 #define BM 64
 #define BN 64
 #define BK 32
 #define THREADS 128
 
-#if INFER_COOPMAT
-// Four k values of one row (A) or one column (B) as four halves; rows padded by 8 halves.
-#define SH uvec2
-#define SH_ROW 10
-SH pack4(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }
-shared float Cs[BM * (BN + 4)];
-#else
-#define SH vec4
 #define SH_ROW 9
-SH pack4(vec4 v) { return v; }
-#endif
-shared SH As[BM * SH_ROW];  // [row m][k / 4]
-shared SH Bs[BN * SH_ROW];  // [pixel n][k / 4]: B column-major
+shared vec4 As[BM * SH_ROW];  // [row m][k / 4]
+shared vec4 Bs[BN * SH_ROW];  // [pixel n][k / 4]: B column-major
 
 // The input value at input channel ic (of the whole blob) and input pixel (iy, ix).
 float input_at(int ic, int iy, int ix) {
@@ -130,7 +110,7 @@ void main() {
   const int ix0 = (p_ok ? p - oy * pc.outw : 0) * stride_w - pc.pad_left;
   const int row_k4 = pc.K_pad / 4;
 
-  SH a_reg[4], b_reg[4];
+  vec4 a_reg[4], b_reg[4];
 
 #define FETCH(k0)                                                                            \
   [[unroll]] for (int i = 0; i < 4; ++i) {                                                              \
@@ -140,7 +120,7 @@ void main() {
     FETCH_A(am < M, (g * M + am) * row_k4 + ak4, a_reg[i]);                                  \
     const int k = (k0) + 4 * (tid / BN + 2 * i);                                             \
     if (!p_ok || k >= pc.K) {                                                                \
-      b_reg[i] = pack4(vec4(0.0));                                                           \
+      b_reg[i] = vec4(0.0);                                                           \
     } else if (vec_in) {                                                                     \
       const int tap = k / cin;                                                               \
       const int ky = tap / kernel_w;                                                         \
@@ -148,7 +128,7 @@ void main() {
       const int ix = ix0 + (tap - ky * kernel_w) * dilation_w;                               \
       const int ic = g * cin + (k - tap * cin);                                              \
       if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w)                                      \
-        b_reg[i] = pack4(vec4(pad_value));                                                   \
+        b_reg[i] = vec4(pad_value);                                                   \
       else                                                                                   \
         FETCH_B((ic / 4) * pc.cstep + iy * pc.w + ix, b_reg[i]);                             \
     } else {                                                                                 \
@@ -162,26 +142,16 @@ void main() {
                           ix0 + (tap - ky * kernel_w) * dilation_w);                         \
         }                                                                                    \
       }                                                                                      \
-      b_reg[i] = pack4(v);                                                                   \
+      b_reg[i] = v;                                                                   \
     }                                                                                        \
   }
 
-#if INFER_COOPMAT
-#define FETCH_A(ok, index, dst) dst = (ok) ? weights_raw.v[index] : uvec2(0)
-#define FETCH_B(index, dst) dst = bottom_raw.v[index]
-  const int sg = int(gl_SubgroupID);
-  const int wm = (sg / 2) * 32, wn = (sg % 2) * 32;
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-  [[unroll]] for (int i = 0; i < 2; ++i)
-    [[unroll]] for (int j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
-#else
 #define FETCH_A(ok, index, dst) dst = (ok) ? vec4(weights4.v[index]) : vec4(0.0)
 #define FETCH_B(index, dst) dst = vec4(bottom4.v[index])
   const int tx = tid % 16, ty = tid / 16;
   float acc[8][4];
   [[unroll]] for (int i = 0; i < 8; ++i)
     [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
-#endif
 
   FETCH(k_begin)
   for (int k0 = k_begin; k0 < k_end; k0 += BK) {
@@ -196,17 +166,6 @@ void main() {
     if (k0 + BK < k_end) {
       FETCH(k0 + BK)
     }
-#if INFER_COOPMAT
-    [[unroll]] for (int kk = 0; kk < BK / 4; kk += 4) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
-      [[unroll]] for (int i = 0; i < 2; ++i)
-        coopMatLoadNV(a[i], As, (wm + 16 * i) * SH_ROW + kk, SH_ROW, false);
-      [[unroll]] for (int j = 0; j < 2; ++j)
-        coopMatLoadNV(b[j], Bs, (wn + 16 * j) * SH_ROW + kk, SH_ROW, true);
-      [[unroll]] for (int i = 0; i < 2; ++i)
-        [[unroll]] for (int j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
-    }
-#else
     [[unroll]] for (int k4 = 0; k4 < BK / 4; ++k4) {
       vec4 a[8], b[4];
       [[unroll]] for (int i = 0; i < 8; ++i) a[i] = As[(ty * 8 + i) * SH_ROW + k4];
@@ -214,46 +173,11 @@ void main() {
       [[unroll]] for (int i = 0; i < 8; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] += dot(a[i], b[j]);
     }
-#endif
   }
 
-  // Epilogue: four consecutive output channels m..m+3 of the group at pixel n of the tile.
-  const bool vec_out = out_pack == 4 && M % 4 == 0;
-#if INFER_COOPMAT
-  [[unroll]] for (int i = 0; i < 2; ++i)
-    [[unroll]] for (int j = 0; j < 2; ++j)
-      coopMatStoreNV(acc[i][j], Cs, (wm + 16 * i) * (BN + 4) + wn + 16 * j, BN + 4, false);
-  memoryBarrierShared();
-  barrier();
-  [[unroll]] for (int r = 0; r < 8; ++r) {
-    const int mt = 4 * (tid / BN + 2 * r), nt = tid % BN;
-    vec4 v = vec4(Cs[mt * (BN + 4) + nt], Cs[(mt + 1) * (BN + 4) + nt],
-                  Cs[(mt + 2) * (BN + 4) + nt], Cs[(mt + 3) * (BN + 4) + nt]);
-#else
+  // Epilogue: four consecutive output channels of the group at one pixel of the tile.
   [[unroll]] for (int r = 0; r < 2; ++r)
-    [[unroll]] for (int j = 0; j < 4; ++j) {
-    const int mt = ty * 8 + 4 * r, nt = tx + 16 * j;
-    vec4 v = vec4(acc[4 * r][j], acc[4 * r + 1][j], acc[4 * r + 2][j], acc[4 * r + 3][j]);
-#endif
-    const int m = m0 + mt, q = n0 + nt;
-    if (q >= N || m >= M) continue;
-    const int oc = g * M + m;
-    if (split != 0) {
-      [[unroll]] for (int e = 0; e < 4; ++e)
-        if (m + e < M) partial.v[(part * pc.outc + oc + e) * N + q] = v[e];
-      continue;
-    }
-    [[unroll]] for (int e = 0; e < 4; ++e) {
-      const float b = bias_term != 0 && m + e < M ? float(bias.v[oc + e]) : 0.0;
-      v[e] = activate(v[e] + b, act, p0, p1);
-    }
-    if (vec_out) {
-      top4.v[(oc / 4) * pc.out_cstep + q] = STORE4(v);
-    } else {
-      for (int e = 0; e < 4 && m + e < M; ++e) {
-        const int o = oc + e;
-        top.v[(o / out_pack) * pc.out_cstep * out_pack + q * out_pack + o % out_pack] = STORE(v[e]);
-      }
-    }
-  }
+    [[unroll]] for (int j = 0; j < 4; ++j)
+      store_quad(g, M, N, part, m0 + ty * 8 + 4 * r, n0 + tx + 16 * j,
+                 vec4(acc[4 * r][j], acc[4 * r + 1][j], acc[4 * r + 2][j], acc[4 * r + 3][j]));
 }

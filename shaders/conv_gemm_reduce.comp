@@ -2,7 +2,8 @@
 // sum of the splits' partial sums), one invocation per output value. partial is f32
 // [split][outc][pixels]; top at pack 1 or 4.
 // Specialization constants: 0-2 workgroup size; 3 output pack, 4 bias term, 5 activation, 6/7 its
-// parameters. Push constants: output channels, pixels, splits, output channel step.
+// parameters, 8 the residual's pack (0: none; else added before the activation). Push constants:
+// output channels, pixels, splits, output channel step, the residual's channel step.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #if INFER_FP16_STORAGE
@@ -18,13 +19,15 @@ layout(constant_id = 4) const int bias_term = 0;
 layout(constant_id = 5) const int act = 0;
 layout(constant_id = 6) const float p0 = 0.0;
 layout(constant_id = 7) const float p1 = 0.0;
+layout(constant_id = 8) const int res_pack = 0;
 
 layout(binding = 0) readonly buffer Partial { float v[]; } partial;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
 layout(binding = 2) readonly buffer Bias { STORE v[]; } bias;
+layout(binding = 3) readonly buffer Residual { STORE v[]; } residual;
 
 layout(push_constant) uniform Push {
-  int outc, pixels, splits, out_cstep;
+  int outc, pixels, splits, out_cstep, res_cstep;
 } pc;
 
 #include "activation.glsl"
@@ -35,6 +38,8 @@ void main() {
   if (q >= pc.pixels || oc >= pc.outc) return;
   float sum = bias_term != 0 ? float(bias.v[oc]) : 0.0;
   for (int s = 0; s < pc.splits; ++s) sum += partial.v[(s * pc.outc + oc) * pc.pixels + q];
+  if (res_pack != 0)
+    sum += float(residual.v[(oc / res_pack) * pc.res_cstep * res_pack + q * res_pack + oc % res_pack]);
   top.v[(oc / out_pack) * pc.out_cstep * out_pack + q * out_pack + oc % out_pack] =
       STORE(activate(sum, act, p0, p1));
 }

@@ -5,9 +5,10 @@
 // arithmetic in f32). Weights in ncnn's order: [out channel][in channel of its group][ky][kx].
 // Specialization constants: 0-2 workgroup size; 3/4 kernel w/h, 5/6 dilation w/h, 7/8 stride w/h,
 // 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its parameters,
-// 16 the pad value (what taps outside the input read).
+// 16 the pad value (what taps outside the input read), 17 the residual's pack (0: none; else a
+// blob of the output's shape added before the activation: a sum the composer fused in).
 // Push constants: input w, h, c (channels) and channel step (packed elements); the same of the
-// output; the left and top padding.
+// output; the left and top padding; the residual's channel step.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #if INFER_FP16_STORAGE
@@ -32,16 +33,19 @@ layout(constant_id = 13) const int act = 0;
 layout(constant_id = 14) const float p0 = 0.0;
 layout(constant_id = 15) const float p1 = 0.0;
 layout(constant_id = 16) const float pad_value = 0.0;
+layout(constant_id = 17) const int res_pack = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
 layout(binding = 2) readonly buffer Weights { STORE v[]; } weights;
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
+layout(binding = 4) readonly buffer Residual { STORE v[]; } residual;
 
 layout(push_constant) uniform Push {
   int w, h, c, cstep;
   int outw, outh, outc, out_cstep;
   int pad_left, pad_top;
+  int res_cstep;
 } pc;
 
 #include "activation.glsl"
@@ -73,7 +77,9 @@ void main() {
       }
     }
   }
-  const int o = (oc / out_pack) * pc.out_cstep * out_pack + (y * pc.outw + x) * out_pack +
-                oc % out_pack;
+  const int q = y * pc.outw + x;
+  if (res_pack != 0)
+    sum += float(residual.v[(oc / res_pack) * pc.res_cstep * res_pack + q * res_pack + oc % res_pack]);
+  const int o = (oc / out_pack) * pc.out_cstep * out_pack + q * out_pack + oc % out_pack;
   top.v[o] = STORE(activate(sum, act, p0, p1));
 }

@@ -249,6 +249,111 @@ TEST_CASE("on the GPU an element-wise producer takes in the activation after it"
   CHECK(step_of(mixed, "relu") != nullptr);
 }
 
+TEST_CASE("on the GPU a convolution takes in the residual sum after it, then its activation",
+          "[graph][gpu]") {
+  // ResNet's block: in -> short (gpu) ; in -> conv -> bn -> sum(conv, short) -> relu -> out.
+  // `sum_kind`: 0 a plain sum, 1 a weighted one (not fused).
+  auto graph_of = [](int sum_kind, bool conv_gpu) {
+    graph::GraphDesc d;
+    d.inputs.push_back(d.blob_id("in"));
+    d.input_shapes.push_back(Shape::of(5, 3, 8));
+    d.nodes.push_back(make_node(d, "short", "in", "short", true));
+    graph::NodeDesc conv = make_node(d, "conv", "in", "c", conv_gpu);
+    conv.type = "Convolution";
+    conv.fuses_activation = true;
+    conv.folds_affine = true;
+    conv.vulkan_fuses_residual = true;
+    d.nodes.push_back(conv);
+    graph::NodeDesc bn = make_node(d, "bn", "c", "b", true, true);
+    bn.type = "BatchNorm";
+    bn.is_affine = true;
+    d.nodes.push_back(bn);
+    graph::NodeDesc sum = make_node(d, "sum", "b", "s", true);
+    sum.type = "Eltwise";
+    sum.in = {d.blob_id("b"), d.blob_id("short")};
+    sum.one_blob = false;
+    sum.vulkan_fuses_activation = true;
+    sum.plain_sum = sum_kind != 1;
+    d.nodes.push_back(sum);
+    graph::NodeDesc relu = make_node(d, "relu", "s", "out", true, true);
+    relu.type = "ReLU";
+    relu.as_activation.type = 1;
+    d.nodes.push_back(relu);
+    d.outputs.push_back(d.blob_id("out"));
+    return d;
+  };
+  auto step_of = [](const graph::Plan& p, std::string_view name) -> const StepDesc* {
+    for (const StepDesc& s : p.steps)
+      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
+    return nullptr;
+  };
+  auto shapes = [](int, std::span<const Shape> in, std::span<Shape> out) {
+    return same_shape(in.first(1), out);
+  };
+  const graph::Plan gpu = graph::compose(graph_of(0, true), gpu_target(), shapes);
+  REQUIRE(gpu.error.ok());
+  const StepDesc* conv = step_of(gpu, "conv");
+  REQUIRE(conv);
+  CHECK(conv->device == Device::vulkan);
+  CHECK(conv->in.size() == 2);  // its input and the residual
+  CHECK(conv->act.type == 1);   // the ReLU after the sum
+  CHECK(conv->folded.size() == 1);
+  CHECK(step_of(gpu, "sum") == nullptr);
+  CHECK(step_of(gpu, "relu") == nullptr);
+  // It runs after the shortcut it reads, which the sum's place guarantees.
+  CHECK(conv > step_of(gpu, "short"));
+  const std::string text = graph::format_plan(gpu);
+  CHECK_THAT(text, Catch::Contains("+sum Eltwise 'sum' +ReLU"));
+  test::check_no_overlap(gpu);
+  // The residual buffer is the shortcut's, read at the output's pack.
+  const graph::BufferDesc& res = gpu.buffers[std::size_t(conv->in[1])];
+  const graph::BufferDesc& out = gpu.buffers[std::size_t(conv->out[0])];
+  CHECK(res.pack == out.pack);
+  CHECK(gpu.desc.blobs[std::size_t(res.blob)] == "short");
+
+  // A weighted sum, a CPU target, a convolution without a GPU forward: no residual fusion (the
+  // sum keeps its step).
+  for (const graph::Plan& p : {graph::compose(graph_of(1, true), gpu_target(), shapes),
+                               graph::compose(graph_of(0, true), graph::Target{}, shapes),
+                               graph::compose(graph_of(0, false), gpu_target(), shapes)}) {
+    REQUIRE(p.error.ok());
+    CHECK(step_of(p, "sum") != nullptr);
+    CHECK(step_of(p, "conv")->in.size() == 1);
+  }
+}
+
+TEST_CASE("a residual sum of differing shapes stays a step of its own", "[graph][gpu]") {
+  graph::GraphDesc d;
+  d.inputs.push_back(d.blob_id("in"));
+  d.input_shapes.push_back(Shape::of(5, 3, 8));
+  d.nodes.push_back(make_node(d, "short", "in", "short", true));
+  graph::NodeDesc conv = make_node(d, "conv", "in", "c", true);
+  conv.type = "Convolution";
+  conv.vulkan_fuses_residual = true;
+  d.nodes.push_back(conv);
+  graph::NodeDesc sum = make_node(d, "sum", "c", "s", true);
+  sum.type = "BinaryOp";
+  sum.in = {d.blob_id("c"), d.blob_id("short")};
+  sum.one_blob = false;
+  sum.plain_sum = true;
+  d.nodes.push_back(sum);
+  d.outputs.push_back(d.blob_id("s"));
+  // "short" is 1 x 1 x 8: a broadcast add.
+  auto shapes = [](int node, std::span<const Shape> in, std::span<Shape> out) {
+    if (node == 0) {
+      out[0] = Shape::of(1, 1, in[0].c);
+      return ShapeCheck{};
+    }
+    return same_shape(in.first(1), out);
+  };
+  const graph::Plan p = graph::compose(d, gpu_target(), shapes);
+  REQUIRE(p.error.ok());
+  int sums = 0;
+  for (const StepDesc& s : p.steps)
+    sums += s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == "sum";
+  CHECK(sums == 1);
+}
+
 TEST_CASE("a grouped convolution runs at a pack that fills its groups", "[graph]") {
   // 240 -> 216 channels in 3 groups (80 and 72 per group): pack 16 would split groups, pack 8
   // does not. 12 -> 12 in 4 groups (3 per group): no pack above 1 fills them, the input's pack

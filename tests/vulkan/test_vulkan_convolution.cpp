@@ -2,8 +2,9 @@
 // stored): the direct kernel and the implicit GEMM (its FMA path everywhere, its cooperative-matrix
 // path where the device has one) on 1x1, 3x3 padded, strided, dilated, 5x5 and 7x7 windows,
 // grouped and depthwise, odd channel counts and sizes, several 64 x 64 tiles with partial edges,
-// with and without bias, fused activations, every pair of input and output packs (1, 4) they
-// read, f32 and f16 storage; then their errors.
+// with and without bias, fused activations, a fused residual sum at either pack, every pair of
+// input and output packs (1, 4) they read, f32 and f16 storage, and on the tensor cores every
+// workgroup tile; then their errors.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <infer/vulkan/command.hpp>
@@ -53,7 +54,7 @@ float activate(const ConvolutionParams& p, double x) {
 
 RefTensor reference(const RefTensor& in, const std::vector<float>& weights,
                     const std::vector<float>& bias, int outc, int outw, int outh,
-                    const ConvolutionParams& p) {
+                    const ConvolutionParams& p, const RefTensor* residual = nullptr) {
   RefTensor out(Shape::of(outw, outh, outc));
   const int per_in = in.shape.c / p.group, per_out = outc / p.group;
   for (int oc = 0; oc < outc; ++oc)
@@ -72,6 +73,7 @@ RefTensor reference(const RefTensor& in, const std::vector<float>& weights,
               sum += double(in.at(ix, iy, 0, ic)) * weights[wi];
             }
         }
+        if (residual) sum += double(residual->at(x, y, 0, oc));
         out.at(x, y, 0, oc) = activate(p, sum);
       }
   return out;
@@ -90,11 +92,22 @@ std::vector<float> stored(const std::vector<float>& v, ElemType type) {
 /// The GEMM kernels split K where the output has few tiles (gemm_*), or not at all (*_whole).
 enum class Kernel { direct, gemm_fma, gemm_coopmat, gemm_fma_whole, gemm_coopmat_whole };
 
+/// How a case runs: the kernel, its tensor-core tile (0 x 0: the automatic one), and a residual
+/// added before the activation (null: none) at pack res_pack.
+struct Run {
+  Kernel kernel = Kernel::direct;
+  infer::vk::TcTile tile;
+  const RefTensor* residual = nullptr;
+  int res_pack = 1;
+};
+
 RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& weights,
                   const std::vector<float>& bias, int outw, int outh, ElemType type, int in_pack,
-                  int out_pack, infer::vk::PipelineCache& cache, Kernel kernel = Kernel::direct) {
+                  int out_pack, infer::vk::PipelineCache& cache, const Run& run) {
   infer::vk::Context& ctx = *g_ctx;
+  const Kernel kernel = run.kernel;
   const infer::Mat host_in = host_mat(in, type, in_pack);
+  const infer::Mat host_r = run.residual ? host_mat(*run.residual, type, run.res_pack) : infer::Mat();
   const std::vector<float> laid =
       kernel == Kernel::direct
           ? weights
@@ -106,7 +119,8 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   const infer::Mat host_w = host_mat(wt, type, 1), host_b = host_mat(bt, type, 1);
   const Shape out_shape = Shape::of(outw, outh, k.outc);
   const std::size_t out_bytes = infer::packed_layout(out_shape, type, out_pack).bytes;
-  const std::size_t total = host_in.bytes() + host_w.bytes() + host_b.bytes() + out_bytes + 1024;
+  const std::size_t total =
+      host_in.bytes() + host_w.bytes() + host_b.bytes() + host_r.bytes() + out_bytes + 1280;
   auto dev = infer::vk::Buffer::create(ctx, total, infer::vk::MemoryKind::device);
   auto staging = infer::vk::Buffer::create(ctx, total, infer::vk::MemoryKind::staging);
   REQUIRE(dev.ok());
@@ -121,27 +135,34 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   const infer::vk::VkMat d_w = place(host_w.shape(), 1, host_w.bytes());
   const infer::vk::VkMat d_b = place(host_b.shape(), 1, host_b.bytes());
   const infer::vk::VkMat d_out = place(out_shape, out_pack, out_bytes);
+  const infer::vk::VkMat d_r =
+      run.residual ? place(host_r.shape(), run.res_pack, host_r.bytes()) : infer::vk::VkMat();
   auto cmd = infer::vk::Command::create(ctx);
   REQUIRE(cmd.ok());
   REQUIRE((*cmd)->begin().ok());
   std::size_t staged = 0;
-  for (auto [h, d] : {std::pair{&host_in, &d_in}, std::pair{&host_w, &d_w}, std::pair{&host_b, &d_b}}) {
+  for (auto [h, d] : {std::pair{&host_in, &d_in}, std::pair{&host_w, &d_w}, std::pair{&host_b, &d_b},
+                      std::pair{&host_r, &d_r}}) {
+    if (h->empty()) continue;
     REQUIRE(infer::vk::upload(**cmd, *h, **staging, staged, *d).ok());
     staged += (h->bytes() + 255) / 256 * 256;
   }
   REQUIRE((*cmd)->barrier().ok());
   infer::vk::CommandRecorder recorder(**cmd, cache);
+  ConvolutionParams p = k.p;
+  if (run.residual) p.residual = &d_r;
   const infer::Status rec =
       kernel == Kernel::direct
-          ? infer::vk::record_convolution(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, k.p)
-          : infer::vk::record_conv_gemm(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, k.p,
+          ? infer::vk::record_convolution(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p)
+          : infer::vk::record_conv_gemm(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p,
                                         kernel == Kernel::gemm_fma || kernel == Kernel::gemm_fma_whole
                                             ? infer::vk::GemmPath::fma
                                             : infer::vk::GemmPath::cooperative_matrix,
                                         kernel == Kernel::gemm_fma_whole ||
                                                 kernel == Kernel::gemm_coopmat_whole
                                             ? 1
-                                            : 0);
+                                            : 0,
+                                        run.tile);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
   REQUIRE((*cmd)->barrier().ok());
@@ -179,6 +200,7 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       {4, 8, 15, 13, conv(7, 7, 1, 2, 3, 1, Activation::hardswish, 1.f / 6, 0.5f)},
       {8, 8, 10, 9, conv(3, 3, 1, 1, 1, 2)},                              // 2 groups
       {12, 12, 9, 9, conv(3, 3, 1, 2, 1, 12, Activation::sigmoid)},       // depthwise
+      {8, 8, 10, 7, conv(5, 5, 2, 1, 4, 8, Activation::relu), false},     // depthwise, dilated
       {16, 8, 6, 5, conv(3, 1, 1, 1, 0, 4)},                              // 3x1, 4 groups
       // Several GEMM tiles: M 70 and N 143 (partial tiles on both), K 612 (many steps, padded;
       // split in 5 parts of 128 by the automatic choice).
@@ -189,12 +211,16 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
   };
   infer::vk::PipelineCache cache(*g_ctx);
   unsigned seed = 1;
+  int index = 0;
   for (const Case& k : cases) {
     const ConvolutionParams& p = k.p;
     const int pad_end = p.pad_left;  // symmetric padding in these cases
     const int outw = out_extent(k.w, p.kernel_w, p.dilation_w, p.stride_w, p.pad_left, pad_end);
     const int outh = out_extent(k.h, p.kernel_h, p.dilation_h, p.stride_h, p.pad_top, pad_end);
     const int per_in = k.c / p.group;
+    // Every other case adds a residual, at pack 4 where the output channels allow it, else 1.
+    const bool with_residual = index++ % 2 == 1;
+    const int res_pack = k.outc % 4 == 0 && index % 4 == 0 ? 4 : 1;
     for (ElemType type : {ElemType::f32, ElemType::f16}) {
       if (type == ElemType::f16 && !g_ctx->info().fp16_storage) continue;
       const RefTensor raw = random_tensor(Shape::of(k.w, k.h, k.c), ++seed);
@@ -205,22 +231,31 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
                                -0.5f, 0.5f).v, type);
       const std::vector<float> bias =
           k.bias ? stored(random_tensor(Shape::of(k.outc), ++seed).v, type) : std::vector<float>{};
-      const RefTensor want = reference(in, weights, bias, k.outc, outw, outh, p);
-      std::vector<Kernel> kernels = {Kernel::direct};
+      RefTensor residual(Shape::of(outw, outh, k.outc));
+      residual.v = stored(random_tensor(residual.shape, ++seed).v, type);
+      const RefTensor* res = with_residual ? &residual : nullptr;
+      const RefTensor want = reference(in, weights, bias, k.outc, outw, outh, p, res);
+      std::vector<Run> runs = {{Kernel::direct, {}, res, res_pack}};
       if (infer::vk::conv_uses_gemm(per_in)) {
-        kernels.push_back(Kernel::gemm_fma);
-        kernels.push_back(Kernel::gemm_fma_whole);
+        runs.push_back({Kernel::gemm_fma, {}, res, res_pack});
+        runs.push_back({Kernel::gemm_fma_whole, {}, res, res_pack});
         if (type == ElemType::f16 && g_ctx->info().cooperative_matrix) {
-          kernels.push_back(Kernel::gemm_coopmat);
-          kernels.push_back(Kernel::gemm_coopmat_whole);
+          runs.push_back({Kernel::gemm_coopmat, {}, res, res_pack});
+          // Every tensor-core tile, K split and whole.
+          for (int sg_m : {1, 2, 4})
+            for (int sg_n : {1, 2, 4})
+              if (sg_m * sg_n <= 8) {
+                runs.push_back({Kernel::gemm_coopmat, {sg_m, sg_n}, res, res_pack});
+                runs.push_back({Kernel::gemm_coopmat_whole, {sg_m, sg_n}, res, res_pack});
+              }
         }
       }
-      for (Kernel kernel : kernels)
+      for (const Run& run : runs)
       for (int in_pack : {1, 4})
         for (int out_pack : {1, 4}) {
           if (k.c % in_pack || k.outc % out_pack) continue;
           const RefTensor got = run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack,
-                                        cache, kernel);
+                                        cache, run);
           REQUIRE(got.v.size() == want.v.size());
           // f32: sums in another order; f16: the output rounded to 11 bits (and, on the tensor
           // cores, products of f16 values summed in f32: the same inputs as the reference).
@@ -231,11 +266,13 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
           for (std::size_t i = 0; i < want.v.size(); ++i)
             if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
           INFO(fmt::format("{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
-                           "in pack {} out pack {}, kernel {}: {} wrong, first at {}: got {} "
-                           "want {}",
+                           "in pack {} out pack {}, kernel {} tile {}x{}, residual {} (pack {}): "
+                           "{} wrong, first at {}: got {} want {}",
                            p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
                            int(p.act.kind), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
-                           out_pack, int(kernel), bad, first, got.v[first], want.v[first]));
+                           out_pack, int(run.kernel), run.tile.sg_m, run.tile.sg_n,
+                           run.residual != nullptr, run.res_pack, bad, first, got.v[first],
+                           want.v[first]));
           CHECK(bad == 0);
         }
     }
@@ -291,4 +328,26 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan]
   const infer::Status one_d = infer::vk::record_conv_gemm(rec, flat, out, w_gemm, nullptr, p);
   REQUIRE_FALSE(one_d.ok());
   CHECK_THAT(one_d.message(), Catch::Contains("must be 3-D, got 1-D input"));
+
+  // A residual that is not the output's shape or type, a tensor-core tile out of range.
+  const infer::vk::VkMat wrong(buf->get(), 12288, Shape::of(3, 3, 5), ElemType::f32, 1);
+  ConvolutionParams with_res = p;
+  with_res.residual = &wrong;
+  const infer::Status res = infer::vk::record_conv_gemm(rec, in, out, w_gemm, nullptr, with_res);
+  REQUIRE_FALSE(res.ok());
+  CHECK_THAT(res.message(), Catch::Contains("residual 3x3x5 (3-D), output 3x3x6 (3-D)"));
+  const infer::vk::VkMat half(buf->get(), 12288, Shape::of(3, 3, 6), ElemType::f16, 1);
+  with_res.residual = &half;
+  const infer::Status res_type = infer::vk::record_convolution(rec, in, out, w, nullptr, with_res);
+  REQUIRE_FALSE(res_type.ok());
+  CHECK_THAT(res_type.message(), Catch::Contains("residual storage f16, the blobs' is f32"));
+  if (g_ctx->info().cooperative_matrix && g_ctx->info().fp16_storage) {
+    const infer::vk::VkMat in16(buf->get(), 0, Shape::of(5, 5, 4), ElemType::f16, 1);
+    const infer::vk::VkMat out16(buf->get(), 4096, Shape::of(3, 3, 6), ElemType::f16, 1);
+    const infer::vk::VkMat w16(buf->get(), 8192, Shape::of(6 * 64), ElemType::f16, 1);
+    const infer::Status tile = infer::vk::record_conv_gemm(
+        rec, in16, out16, w16, nullptr, p, infer::vk::GemmPath::cooperative_matrix, 0, {4, 4});
+    REQUIRE_FALSE(tile.ok());
+    CHECK_THAT(tile.message(), Catch::Contains("a tensor-core tile of 4 x 4 subgroups"));
+  }
 }

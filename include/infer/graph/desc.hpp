@@ -308,6 +308,13 @@ struct NodeDesc {
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
   /// in a following activation as a producer with forward_fused does on the CPU.
   bool vulkan_fuses_activation = false;
+  /// Its GPU forward adds a second input of the output's shape before the activation
+  /// (L::vulkan_fuses_residual: Convolution, ConvolutionDepthWise): placed on the GPU, it takes in
+  /// a following two-input sum (ResNet's shortcut) as that input.
+  bool vulkan_fuses_residual = false;
+  /// Two inputs of one shape summed, nothing else (L::is_plain_sum(): Eltwise sum without
+  /// weights, BinaryOp add of two blobs): what a producer with vulkan_fuses_residual takes in.
+  bool plain_sum = false;
   /// Channel groups of a grouped convolution whose fast kernel needs every group's input and
   /// output channels in whole packs (L::packs_fill_groups: ConvolutionDepthWise); 0 otherwise.
   int channel_groups = 0;
@@ -319,6 +326,7 @@ struct NodeDesc {
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
   int merged_into = -1;           ///< the node this one was fused or folded into, or -1
+  int residual = -1;  ///< the sum node merged into this one (its second input is the residual)
 };
 
 /// The whole graph as the passes see it; blob ids index `blobs`.
@@ -370,6 +378,9 @@ constexpr NodeDesc describe_layer(const L& l) {
   if constexpr (requires { l.vulkan_inplace(); }) d.vulkan_inplace = l.vulkan_inplace();
   if constexpr (requires { L::vulkan_fuses_activation; })
     d.vulkan_fuses_activation = L::vulkan_fuses_activation;
+  if constexpr (requires { L::vulkan_fuses_residual; })
+    d.vulkan_fuses_residual = L::vulkan_fuses_residual;
+  if constexpr (requires { l.is_plain_sum(); }) d.plain_sum = l.is_plain_sum();
   if constexpr (requires { L::packs_fill_groups; l.group; })
     if (L::packs_fill_groups) d.channel_groups = l.group;
   d.is_affine = foldable_affine(l);

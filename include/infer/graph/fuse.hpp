@@ -3,7 +3,11 @@
 // the activation before the store; for a GPU target, so does a layer whose GPU forward applies one
 // (vulkan_fuses_activation: Eltwise, BinaryOp) when both run on the GPU; a layer with fold_affine takes in a following BatchNorm or
 // Scale, whose map folds into its weights when they load. Folding comes before an activation,
-// as y = act(a * conv(x) + b) requires.
+// as y = act(a * conv(x) + b) requires. For a GPU target a convolution whose GPU forward adds a
+// residual (vulkan_fuses_residual) also takes in the two-input sum that alone reads its output
+// (Eltwise sum, BinaryOp add, the shapes equal: ResNet's shortcut), the sum's other input
+// becoming its second input, and then the sum's activation: y = act(conv(x) + bias + r). The
+// merged node runs where the sum ran, when r is ready.
 #pragma once
 
 #include <infer/graph/plan.hpp>
@@ -21,7 +25,10 @@ constexpr bool is_output(const GraphDesc& g, int b) {
 
 /// Merges fusable pairs in `g` (marking the merged node's merged_into) and drops merged nodes
 /// from `order`. `gpu`: the target places layers with a GPU forward on the GPU.
-constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false) {
+/// `shapes` (by blob id, from shape inference; may be empty) lets a sum be fused only where its
+/// inputs' shapes match.
+constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
+                    const std::vector<Shape>& shapes = {}) {
   // Readers of each blob, listed once per sweep (merged nodes left out when used).
   std::vector<std::vector<int>> readers(g.blobs.size());
   for (std::size_t n = 0; n < g.nodes.size(); ++n)
@@ -32,7 +39,8 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false) {
       NodeDesc& prod = g.nodes[std::size_t(p)];
       if (prod.merged_into >= 0 || prod.out.size() != 1) continue;
       const bool gpu_act = gpu && prod.vulkan && prod.vulkan_fuses_activation;
-      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act) continue;
+      const bool gpu_res = gpu && prod.vulkan && prod.vulkan_fuses_residual;
+      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act && !gpu_res) continue;
       const int blob = prod.out[0];
       if (detail::is_output(g, blob)) continue;
       int live = 0, reader = -1;
@@ -44,8 +52,34 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false) {
       if (live != 1) continue;
       const std::vector<int> r = {reader};
       NodeDesc& next = g.nodes[std::size_t(r[0])];
+      if (gpu_res && prod.residual < 0 && prod.fused.type == 0 && prod.in.size() == 1 &&
+          next.plain_sum && next.vulkan && next.in.size() == 2 && next.out.size() == 1 &&
+          next.in[0] != next.in[1]) {
+        const int other = next.in[0] == blob ? next.in[1] : next.in[0];
+        auto same = [&](int a, int b) {
+          if (shapes.empty()) return false;
+          const Shape& x = shapes[std::size_t(a)];
+          const Shape& y = shapes[std::size_t(b)];
+          return x.dims == y.dims && x.w == y.w && x.h == y.h && x.d == y.d && x.c == y.c;
+        };
+        if (same(blob, other) && same(blob, next.out[0])) {
+          prod.in.push_back(other);
+          readers[std::size_t(other)].push_back(p);
+          prod.out[0] = next.out[0];
+          prod.fused = next.fused;
+          prod.residual = r[0];
+          next.merged_into = p;
+          // An activation the sum had taken in now belongs to the convolution.
+          for (NodeDesc& m : g.nodes)
+            if (m.merged_into == r[0]) m.merged_into = p;
+          changed = true;
+          continue;
+        }
+      }
       if (next.in.size() != 1 || next.out.size() != 1) continue;
-      const bool fold = next.is_affine && prod.folds_affine && prod.fused.type == 0;
+      // A residual already taken in is not scaled by the weights: no folding after it.
+      const bool fold =
+          next.is_affine && prod.folds_affine && prod.fused.type == 0 && prod.residual < 0;
       const bool act = next.as_activation.type != 0 && prod.fused.type == 0 &&
                        (prod.fuses_activation || (gpu_act && next.vulkan));
       if (!fold && !act) continue;
@@ -56,9 +90,14 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false) {
       changed = true;
     }
   }
+  // A node that took in a sum runs in the sum's place.
   std::vector<int> kept;
-  for (int n : order)
-    if (g.nodes[std::size_t(n)].merged_into < 0) kept.push_back(n);
+  for (int n : order) {
+    const NodeDesc& d = g.nodes[std::size_t(n)];
+    if (d.merged_into < 0 && d.residual < 0) kept.push_back(n);
+    if (d.merged_into >= 0 && g.nodes[std::size_t(d.merged_into)].residual == n)
+      kept.push_back(d.merged_into);
+  }
   order = kept;
 }
 

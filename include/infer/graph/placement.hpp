@@ -151,8 +151,12 @@ constexpr PlanError place(Plan& p) {
     } else if (!detail::choose_type(d, p.target.storage, s.type)) {
       return {PlanError::storage, n};
     }
+    // A residual taken in (the second input of a node that fused a sum) is read at the
+    // output's pack: the node's pack is its first input's.
+    const std::size_t packed_inputs = d.residual >= 0 ? 1 : d.in.size();
     std::vector<Shape> in;
-    for (int b : d.in) in.push_back(p.blob_shapes[std::size_t(b)]);
+    for (std::size_t i = 0; i < packed_inputs; ++i)
+      in.push_back(p.blob_shapes[std::size_t(d.in[i])]);
     // A layer that only moves values runs at the narrowest pack its inputs arrive in: a repack
     // before it would be one more pass over the same values (ShuffleNet's Concat, ShuffleChannel
     // and Slice between 58-channel blobs at pack 1).
@@ -178,8 +182,13 @@ constexpr PlanError place(Plan& p) {
           }
       }
     }
-    for (int b : d.in)
-      s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, s.pack));
+    for (std::size_t i = 0; i < d.in.size(); ++i) {
+      const int b = d.in[i];
+      const int pack = i < packed_inputs
+                           ? s.pack
+                           : pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
+      s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack));
+    }
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
       const int out = detail::new_buffer(p, b, s.device, s.type, pack);
@@ -189,6 +198,7 @@ constexpr PlanError place(Plan& p) {
     s.act = d.fused;
     s.folded = d.folded;
     s.fused_node = fused_into[std::size_t(n)];
+    s.residual_node = d.residual;
     p.steps.push_back(s);
   }
   for (int b : g.outputs) {

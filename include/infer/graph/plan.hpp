@@ -89,6 +89,7 @@ struct StepDesc {
   std::vector<int> in, out;     ///< buffer ids
   layers::ActivationParam act;  ///< activation applied in the epilogue (0 = none)
   int fused_node = -1;          ///< the activation node fused into this one, or -1
+  int residual_node = -1;       ///< the sum node fused into this one (input 1 its residual), or -1
   std::vector<int> folded;      ///< affine nodes (BatchNorm, Scale) folded into the weights
 };
 

@@ -69,6 +69,9 @@ inline std::string step_extras(const Plan& p, const StepDesc& s) {
   std::string x;
   const bool transfer = s.kind == StepDesc::upload || s.kind == StepDesc::download;
   if (s.device == Device::vulkan && !transfer) x += " [gpu]";
+  if (s.residual_node >= 0)
+    x += fmt::format(" +sum {} '{}'", p.desc.nodes[std::size_t(s.residual_node)].type,
+                     p.desc.nodes[std::size_t(s.residual_node)].name);
   if (s.act.type != 0) x += fmt::format(" +{}", activation_name(s.act.type));
   // Concat inputs placed in the output, Slice outputs read from the input (graph/ranges.hpp).
   const AxisRanges r =

@@ -155,6 +155,9 @@ struct BinaryOp {
   /// into a node placed on the GPU).
   static constexpr bool vulkan_fuses_activation = true;
 
+  /// The sum of two blobs (the composer fuses it into a GPU convolution when their shapes match).
+  constexpr bool is_plain_sum() const { return op_type == 0 && with_scalar == 0; }
+
   /// ncnn's one_blob_only and support_inplace, which BinaryOp derives from with_scalar: when true
   /// the one-blob members run, otherwise the two-input forward. The other form returns an Error.
   bool takes_one_blob() const { return with_scalar != 0; }

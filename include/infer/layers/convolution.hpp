@@ -34,6 +34,9 @@ namespace infer::layers {
 /// 1 pad on every side, as the .param keys 0=16 1=3 4=1 are.
 struct Convolution {
   static constexpr std::string_view ncnn_type = "Convolution";  ///< its type in .param files
+  /// Its GPU forward adds a second input (a residual of the output's shape) before the
+  /// activation: the composer fuses a following sum into it on the GPU (graph/fuse.hpp).
+  static constexpr bool vulkan_fuses_residual = true;
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w

@@ -38,6 +38,9 @@ struct ConvolutionDepthWise {
   /// Grouped (not depthwise) forms run their GEMM only where every group's channels are whole
   /// packs: the composer picks such a pack (see graph/placement.hpp).
   static constexpr bool packs_fill_groups = true;
+  /// Its GPU forward adds a second input (a residual of the output's shape) before the
+  /// activation: the composer fuses a following sum into it on the GPU (graph/fuse.hpp).
+  static constexpr bool vulkan_fuses_residual = true;
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w

@@ -31,6 +31,14 @@ struct Eltwise {
   /// into a node placed on the GPU).
   static constexpr bool vulkan_fuses_activation = true;
 
+  /// A sum with unit weights (or none): a GPU convolution producing one input can take it in.
+  constexpr bool is_plain_sum() const {
+    if (op_type != 1) return false;
+    for (float c : coeffs)
+      if (c != 1.f) return false;
+    return true;
+  }
+
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
     if (op_type < 0 || op_type > 2)
       return shape_error("op_type must be 0 (prod), 1 (sum) or 2 (max)");

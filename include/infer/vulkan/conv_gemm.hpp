@@ -1,7 +1,7 @@
-// The fast GPU convolution (shaders/conv_gemm.comp): an implicit GEMM over 64 x 64 output tiles,
-// on the tensor cores through cooperative matrices where the device has them (f16 storage), with
-// fp32 FMAs otherwise; bias and activation in the epilogue. Its weights are laid out at load
-// (conv_gemm_weights). And the matrix-vector product of InnerProduct over one sample
+// The fast GPU convolution: an implicit GEMM, on the tensor cores through cooperative matrices
+// where the device has them and storage is f16 (shaders/conv_gemm_tc.comp, tiles of 32 x 64 per
+// subgroup), with fp32 FMAs otherwise (shaders/conv_gemm.comp, 64 x 64 tiles); bias, residual and
+// activation in the epilogue. Its weights are laid out at load (conv_gemm_weights). And the matrix-vector product of InnerProduct over one sample
 // (shaders/gemv.comp), weight-bandwidth bound.
 #pragma once
 
@@ -10,11 +10,11 @@
 #include <cstddef>
 #include <infer/vulkan/convolution.hpp>
 #include <infer/vulkan/recorder.hpp>
-#include <infer_shaders/conv_gemm_coopmat.hpp>
 #include <infer_shaders/conv_gemm_f16.hpp>
 #include <infer_shaders/conv_gemm_f32.hpp>
 #include <infer_shaders/conv_gemm_reduce_f16.hpp>
 #include <infer_shaders/conv_gemm_reduce_f32.hpp>
+#include <infer_shaders/conv_gemm_tc_coopmat.hpp>
 #include <infer_shaders/gemv_f16.hpp>
 #include <infer_shaders/gemv_f32.hpp>
 #include <span>
@@ -50,7 +50,24 @@ inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int out
   return out;
 }
 
-/// How many parts K is split into when a convolution's output has `tiles` 64 x 64 tiles (all
+/// The tensor-core kernel's workgroup: sg_m x sg_n subgroups (each 1, 2 or 4, at most 8 in all),
+/// each computing 32 output channels x 64 pixels.
+struct TcTile {
+  int sg_m = 0, sg_n = 0;  ///< 0: conv_gemm_tc_tile's choice
+};
+
+/// The tile for a group of M output channels over N pixels: as many subgroups along M as its
+/// channels fill (32, 64, then 128 rows), the rest along N as far as its pixels fill them.
+constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N) {
+  TcTile t;
+  t.sg_m = M <= 32 ? 1 : M <= 64 ? 2 : 4;
+  const std::size_t n64 = (N + 63) / 64;
+  t.sg_n = 1;
+  while (t.sg_n * 2 <= 8 / t.sg_m && t.sg_n * 2 <= 4 && std::size_t(t.sg_n * 2) <= n64) t.sg_n *= 2;
+  return t;
+}
+
+/// How many parts K is split into when a convolution's output has `tiles` workgroup tiles (all
 /// groups) and K_pad = `k_pad`, on a device of `units` compute units (0: unknown, taken as 64):
 /// enough workgroups for four on each unit, where a workgroup's loads wait on memory with little
 /// arithmetic between them and only other workgroups hide that wait, each part summing at least
@@ -63,14 +80,15 @@ constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units
   return std::max(1, std::min(want, most));
 }
 
-/// Records top = act(conv(bottom, weights) + bias) as an implicit GEMM. Blobs 3-D, of one storage
-/// type, packs 1 or 4; `weights` laid out by conv_gemm_weights; `bias` may be null. `path` picks
-/// the arithmetic; `splits` how many parts K is summed in (0: conv_gemm_splits; above 1 the
-/// partial sums go through the recorder's scratch memory and a second kernel adds them up).
+/// Records top = act(conv(bottom, weights) + bias + residual) as an implicit GEMM. Blobs 3-D, of
+/// one storage type, packs 1 or 4; `weights` laid out by conv_gemm_weights; `bias` may be null,
+/// so may cp.residual. `path` picks the arithmetic; `splits` how many parts K is summed in (0:
+/// conv_gemm_splits; above 1 the partial sums go through the recorder's scratch memory and a
+/// second kernel adds them up); `tile` the tensor-core workgroup (a benchmark comparing them).
 /// Mismatches are errors naming them.
 inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& top,
                                const VkMat& weights, const VkMat* bias, const ConvolutionParams& cp,
-                               GemmPath path = GemmPath::best, int splits = 0) {
+                               GemmPath path = GemmPath::best, int splits = 0, TcTile tile = {}) {
   const Shape& in = bottom.shape();
   const Shape& out = top.shape();
   if (in.dims != 3 || out.dims != 3)
@@ -87,12 +105,6 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   if (bias && bias->shape().total() != std::size_t(out.c))
     return make_error("Vulkan GEMM convolution: {} bias values for {} output channels",
                       bias->shape().total(), out.c);
-  const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
-  const std::size_t m_tiles = (std::size_t(out.c / cp.group) + 63) / 64;
-  if ((pixels + 63) / 64 > 65535 || m_tiles > 65535 || cp.group > 65535)
-    return make_error("Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
-                      "exceed the dispatch limits (65535 tiles of 64 a dimension)",
-                      pixels, out.c / cp.group, cp.group);
   const bool f16 = bottom.type() == ElemType::f16;
   bool coop = false;
   switch (path) {
@@ -110,7 +122,25 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       coop = true;
       break;
   }
-  const std::size_t tiles = (pixels + 63) / 64 * m_tiles * std::size_t(cp.group);
+  const int M = out.c / cp.group;
+  const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
+  if (coop) {
+    if (tile.sg_m == 0 || tile.sg_n == 0) tile = conv_gemm_tc_tile(M, pixels);
+    auto fits = [](int s) { return s == 1 || s == 2 || s == 4; };
+    if (!fits(tile.sg_m) || !fits(tile.sg_n) || tile.sg_m * tile.sg_n > 8)
+      return make_error("Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups (each "
+                        "1, 2 or 4, at most 8 in all)",
+                        tile.sg_m, tile.sg_n);
+  }
+  const std::size_t tile_m = coop ? std::size_t(32 * tile.sg_m) : 64;
+  const std::size_t tile_n = coop ? std::size_t(64 * tile.sg_n) : 64;
+  const std::size_t m_tiles = (std::size_t(M) + tile_m - 1) / tile_m;
+  const std::size_t n_tiles = (pixels + tile_n - 1) / tile_n;
+  if (n_tiles > 65535 || m_tiles > 65535 || cp.group > 65535)
+    return make_error("Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
+                      "exceed the dispatch limits (65535 tiles of {} x {} a dimension)",
+                      pixels, M, cp.group, tile_m, tile_n);
+  const std::size_t tiles = n_tiles * m_tiles * std::size_t(cp.group);
   if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad, rec.compute_units());
   const int k_split = (K_pad / 32 + splits - 1) / splits * 32;
   splits = (K_pad + k_split - 1) / k_split;
@@ -128,36 +158,47 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
     INFER_TRY(rec.barrier());  // earlier users of the scratch memory are done with it
   }
   const ShaderCode code{
-      coop  ? "conv_gemm.comp (cooperative matrix)"
+      coop  ? "conv_gemm_tc.comp (cooperative matrix)"
       : f16 ? "conv_gemm.comp (f16)"
             : "conv_gemm.comp (f32)",
-      coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_coopmat)
+      coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_tc_coopmat)
       : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
             : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
-      5, 13 * 4};
-  std::array<SpecValue, 15> spec{};
+      6, 14 * 4};
+  const auto [res_pack, res_cstep] = detail::residual_layout(cp);
+  std::array<SpecValue, 18> spec{};
   const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
   std::copy(shared.begin(), shared.end(), spec.begin());
-  spec.back() = SpecValue::of(17, splits > 1 ? 1 : 0);
-  const std::int32_t push[13] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
+  // The split kernel stores partial sums; the residual comes in at the reduction then.
+  spec[14] = SpecValue::of(17, splits > 1 ? 1 : 0);
+  spec[15] = SpecValue::of(18, splits > 1 ? 0 : res_pack);
+  spec[16] = SpecValue::of(19, coop ? tile.sg_m : 1);
+  spec[17] = SpecValue::of(20, coop ? tile.sg_n : 1);
+  const std::int32_t push[14] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
                                  out.w, out.h, out.c, std::int32_t(top.cstep()),
-                                 cp.pad_left, cp.pad_top, K, K_pad, k_split};
-  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights,
-                          splits > 1 ? &partial : &weights};
-  INFER_TRY(rec.dispatch(code, {128, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                         {std::uint32_t((pixels + 63) / 64), std::uint32_t(m_tiles),
+                                 cp.pad_left, cp.pad_top, K, K_pad, k_split, res_cstep};
+  const VkMat* none = &weights;  // bindings without a blob name one, unread
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : none,
+                          splits > 1 ? &partial : none, cp.residual ? cp.residual : none};
+  const std::uint32_t threads = coop ? std::uint32_t(32 * tile.sg_m * tile.sg_n) : 128u;
+  INFER_TRY(rec.dispatch(code, {threads, 1, 1},
+                         std::span<const SpecValue>(spec.data(), coop ? 18 : 16), blobs,
+                         std::as_bytes(std::span(push)),
+                         {std::uint32_t(n_tiles), std::uint32_t(m_tiles),
                           std::uint32_t(cp.group * splits)}));
   if (splits == 1) return {};
   INFER_TRY(rec.barrier());
   const ShaderCode reduce{f16 ? "conv_gemm_reduce.comp (f16)" : "conv_gemm_reduce.comp (f32)",
                           f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_reduce_f16)
                               : std::span<const std::uint32_t>(shaders::conv_gemm_reduce_f32),
-                          3, 4 * 4};
+                          4, 5 * 4};
   const SpecValue rspec[] = {SpecValue::of(3, top.elempack()), SpecValue::of(4, bias ? 1 : 0),
                              SpecValue::of(5, int(cp.act.kind)), SpecValue::of(6, cp.act.p0),
-                             SpecValue::of(7, cp.act.p1)};
-  const std::int32_t rpush[4] = {out.c, std::int32_t(pixels), splits, std::int32_t(top.cstep())};
-  const VkMat* rblobs[] = {&partial, &top, bias ? bias : &partial};
+                             SpecValue::of(7, cp.act.p1),       SpecValue::of(8, res_pack)};
+  const std::int32_t rpush[5] = {out.c, std::int32_t(pixels), splits, std::int32_t(top.cstep()),
+                                 res_cstep};
+  const VkMat* rblobs[] = {&partial, &top, bias ? bias : &partial,
+                           cp.residual ? cp.residual : &partial};
   return rec.dispatch(reduce, {64, 1, 1}, rspec, rblobs, std::as_bytes(std::span(rpush)),
                       {std::uint32_t((pixels + 63) / 64), std::uint32_t(out.c), 1u});
 }

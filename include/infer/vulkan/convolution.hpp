@@ -1,12 +1,19 @@
 // The convolution kernel on the GPU (shaders/convolution.comp), the portable direct form: any
-// window, stride, dilation, groups and zero padding, input and output at pack 1 or 4, bias and an
-// activation in the epilogue, f32 or f16 storage. The GPU Convolution and ConvolutionDepthWise
-// forwards record it; a cooperative-matrix implicit GEMM is the fast path beside it.
+// window, stride, dilation, groups and zero padding, input and output at pack 1 or 4, bias,
+// residual and activation in the epilogue, f32 or f16 storage; depthwise at pack 4 runs
+// shaders/convolution_dw.comp (four channels per invocation). The GPU Convolution and
+// ConvolutionDepthWise forwards record it; the implicit GEMM (conv_gemm.hpp) is the fast path for
+// convolutions with several input channels per group.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <utility>
 #include <infer/vulkan/activation.hpp>
 #include <infer/vulkan/recorder.hpp>
+#include <infer_shaders/convolution_dw_f16.hpp>
+#include <infer_shaders/convolution_dw_f32.hpp>
 #include <infer_shaders/convolution_f16.hpp>
 #include <infer_shaders/convolution_f32.hpp>
 #include <string_view>
@@ -22,7 +29,10 @@ struct ConvolutionParams {
   int pad_left = 0, pad_top = 0;
   int group = 1;
   float pad_value = 0.f;  ///< what taps outside the input read (ncnn's 18=pad_value)
-  GpuActivation act;  ///< applied to the sum plus bias before the store
+  GpuActivation act;  ///< applied to the sum plus bias (and residual) before the store
+  /// A blob of the output's shape added before the activation (a residual sum the composer fused
+  /// into the convolution), at pack 1 or 4; null: none.
+  const VkMat* residual = nullptr;
 };
 
 namespace detail {
@@ -45,7 +55,25 @@ inline Status check_conv(Recorder& rec, const VkMat& bottom, const VkMat& top,
   if (cp.group < 1 || in_c % cp.group != 0 || out_c % cp.group != 0)
     return make_error("{}: group {} must divide {} input and {} output channels", what, cp.group,
                       in_c, out_c);
+  if (const VkMat* r = cp.residual) {
+    if (r->type() != bottom.type())
+      return make_error("{}: residual storage {}, the blobs' is {}", what, to_string(r->type()),
+                        to_string(bottom.type()));
+    INFER_TRY(check_blob(rec, *r, what));
+    const Shape& a = r->shape();
+    const Shape& b = top.shape();
+    if (a.dims != b.dims || a.w != b.w || a.h != b.h || a.c != b.c)
+      return make_error("{}: residual {}x{}x{} ({}-D), output {}x{}x{} ({}-D): they must match",
+                        what, a.w, a.h, a.c, a.dims, b.w, b.h, b.c, b.dims);
+  }
   return {};
+}
+
+/// The residual's pack (0: none) and channel step, for the kernels' constants.
+inline std::pair<int, std::int32_t> residual_layout(const ConvolutionParams& cp) {
+  if (!cp.residual) return {0, 0};
+  return {cp.residual->elempack(),
+          std::int32_t(cp.residual->shape().dims == 1 ? 1 : cp.residual->cstep())};
 }
 
 /// The specialization constants 3-16 the convolution kernels share: window, dilation, stride,
@@ -63,7 +91,7 @@ inline std::array<SpecValue, 14> conv_spec(const ConvolutionParams& cp, int in_p
 
 }  // namespace detail
 
-/// Records top = act(conv(bottom, weights) + bias). Blobs are 3-D, or 1-D read as 1x1 with w
+/// Records top = act(conv(bottom, weights) + bias + residual). Blobs are 3-D, or 1-D read as 1x1 with w
 /// channels (InnerProduct over a flat blob: a window over the whole input, 1x1 out); all of one
 /// storage type (weights and bias too, 1-D at pack 1); weights hold outc * (c / group) *
 /// kernel_h * kernel_w values in ncnn's order; `bias` may be null. Mismatched shapes, types or
@@ -99,20 +127,35 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
   if (out.c > 65535)
     return make_error("Vulkan convolution: {} output channels, at most 65535", out.c);
   const bool f16 = bottom.type() == ElemType::f16;
-  const ShaderCode code{f16 ? "convolution.comp (f16)" : "convolution.comp (f32)",
-                        f16 ? std::span<const std::uint32_t>(shaders::convolution_f16)
-                            : std::span<const std::uint32_t>(shaders::convolution_f32),
-                        4, 10 * 4};
-  const auto spec = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
+  // Depthwise with both blobs at pack 4: a channel quad per invocation.
+  const bool dw = bottom.shape().dims == 3 && cp.group == in.c && in.c == out.c &&
+                  bottom.elempack() == 4 && top.elempack() == 4;
+  const ShaderCode code =
+      dw ? ShaderCode{f16 ? "convolution_dw.comp (f16)" : "convolution_dw.comp (f32)",
+                      f16 ? std::span<const std::uint32_t>(shaders::convolution_dw_f16)
+                          : std::span<const std::uint32_t>(shaders::convolution_dw_f32),
+                      5, 11 * 4}
+         : ShaderCode{f16 ? "convolution.comp (f16)" : "convolution.comp (f32)",
+                      f16 ? std::span<const std::uint32_t>(shaders::convolution_f16)
+                          : std::span<const std::uint32_t>(shaders::convolution_f32),
+                      5, 11 * 4};
+  const auto [res_pack, res_cstep] = detail::residual_layout(cp);
+  std::array<SpecValue, 15> spec{};
+  const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
+  std::copy(shared.begin(), shared.end(), spec.begin());
+  spec.back() = SpecValue::of(17, res_pack);
   constexpr std::uint32_t kLocal[3] = {8, 8, 1};
-  const std::int32_t push[10] = {in.w,  in.h,  in.c,  std::int32_t(cstep),
+  const std::int32_t push[11] = {in.w,  in.h,  in.c,  std::int32_t(cstep),
                                  out.w, out.h, out.c, std::int32_t(out_cstep),
-                                 cp.pad_left, cp.pad_top};
-  // The bias binding must name a buffer even without a bias: the weights stand in, unread.
-  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights};
+                                 cp.pad_left, cp.pad_top, res_cstep};
+  // Bindings without a blob (no bias, no residual) must still name a buffer: the weights stand
+  // in, unread.
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights,
+                          cp.residual ? cp.residual : &weights};
   return rec.dispatch(code, {kLocal[0], kLocal[1], kLocal[2]}, spec, blobs, std::as_bytes(std::span(push)),
                       {(std::uint32_t(out.w) + kLocal[0] - 1) / kLocal[0],
-                       (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1], std::uint32_t(out.c)});
+                       (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1],
+                       std::uint32_t(dw ? out.c / 4 : out.c)});
 }
 
 }  // namespace infer::vk

@@ -1,0 +1,33 @@
+// The store of the GEMM convolutions (conv_gemm.comp, conv_gemm_tc.comp): four consecutive
+// output channels m..m+3 of group g (m a multiple of 4 within the group's M) at output pixel q,
+// summed over split `part` of K. With split != 0 the sums go to `partial` in f32 for
+// conv_gemm_reduce.comp; else bias, the residual (res_pack != 0) and the activation are applied
+// and the values stored at the output's pack. The including shader declares the blobs (top, top4,
+// bias, partial, residual), the push constants and the specialization constants it reads.
+
+void store_quad(int g, int M, int N, int part, int m, int q, vec4 v) {
+  if (q >= N || m >= M) return;
+  const int oc = g * M + m;
+  if (split != 0) {
+    [[unroll]] for (int e = 0; e < 4; ++e)
+      if (m + e < M) partial.v[(part * pc.outc + oc + e) * N + q] = v[e];
+    return;
+  }
+  [[unroll]] for (int e = 0; e < 4; ++e) {
+    if (m + e >= M) break;
+    const int o = oc + e;
+    float x = v[e];
+    if (bias_term != 0) x += float(bias.v[o]);
+    if (res_pack != 0)
+      x += float(residual.v[(o / res_pack) * pc.res_cstep * res_pack + q * res_pack + o % res_pack]);
+    v[e] = activate(x, act, p0, p1);
+  }
+  if (out_pack == 4 && M % 4 == 0) {
+    top4.v[(oc / 4) * pc.out_cstep + q] = STORE4(v);
+  } else {
+    for (int e = 0; e < 4 && m + e < M; ++e) {
+      const int o = oc + e;
+      top.v[(o / out_pack) * pc.out_cstep * out_pack + q * out_pack + o % out_pack] = STORE(v[e]);
+    }
+  }
+}

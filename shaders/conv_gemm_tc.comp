@@ -1,0 +1,217 @@
+// Convolution as an implicit GEMM on the tensor cores (GL_NV_cooperative_matrix): the same
+// product as conv_gemm.comp (per group g, top[M x N] = W[M x K] * im2col(bottom)[K x N]) for f16
+// storage on devices with 16x16x16 fp16 cooperative matrices and 32-wide subgroups, accumulated
+// in f32.
+//
+// A workgroup of sg_m x sg_n subgroups computes a (32 sg_m) x (64 sg_n) tile of the output, each
+// subgroup 32 x 64 of it as 2 x 4 products; the host picks sg_m, sg_n (1, 2 or 4) from the
+// group's M and the pixel count N. K steps by 32: the workgroup copies the weight tile
+// [rows][32 k] and the gathered input tile [pixels][32 k] into shared memory as 16-byte units
+// (eight k), rows padded by one unit so that the matrix loads of eight rows hit distinct banks,
+// and fetches the next step's units into registers while the subgroups multiply. The input gather
+// decomposes k into (tap, channel) once per step for each half of a unit: no division per value.
+// Pack-4 inputs whose group channels are a multiple of 4 load four channels of one pixel at once;
+// other inputs gather value by value.
+//
+// Each subgroup then writes its products one 16 x 16 block at a time to its own shared scratch,
+// from where its invocations apply bias, residual and activation and store four channels of one
+// pixel each (conv_gemm_epilogue.glsl), or the partial sums of a split K.
+// Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
+// Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
+// 19 sg_m, 20 sg_n. Push constants as conv_gemm.comp.
+// infer-variants: coopmat
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define STORE float16_t
+#define STORE4 f16vec4
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(constant_id = 3) const int kernel_w = 1;
+layout(constant_id = 4) const int kernel_h = 1;
+layout(constant_id = 5) const int dilation_w = 1;
+layout(constant_id = 6) const int dilation_h = 1;
+layout(constant_id = 7) const int stride_w = 1;
+layout(constant_id = 8) const int stride_h = 1;
+layout(constant_id = 9) const int group = 1;
+layout(constant_id = 10) const int in_pack = 1;
+layout(constant_id = 11) const int out_pack = 1;
+layout(constant_id = 12) const int bias_term = 0;
+layout(constant_id = 13) const int act = 0;
+layout(constant_id = 14) const float p0 = 0.0;
+layout(constant_id = 15) const float p1 = 0.0;
+layout(constant_id = 16) const float pad_value = 0.0;
+layout(constant_id = 17) const int split = 0;
+layout(constant_id = 18) const int res_pack = 0;
+layout(constant_id = 19) const int sg_m = 2;
+layout(constant_id = 20) const int sg_n = 2;
+
+layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
+layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;  // 4 halves
+layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
+layout(binding = 1) writeonly buffer Top4 { STORE4 v[]; } top4;
+layout(binding = 2) readonly buffer WeightsRaw { uvec4 v[]; } weights_raw;  // 8 halves
+layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
+layout(binding = 4) writeonly buffer Partial { float v[]; } partial;
+layout(binding = 5) readonly buffer Residual { STORE v[]; } residual;
+
+layout(push_constant) uniform Push {
+  int w, h, c, cstep;
+  int outw, outh, outc, out_cstep;
+  int pad_left, pad_top;
+  int K, K_pad, k_split;
+  int res_cstep;
+} pc;
+
+#include "activation.glsl"
+#include "conv_gemm_epilogue.glsl"
+
+const int THREADS = 32 * sg_m * sg_n;
+const int BM = 32 * sg_m;
+const int BN = 64 * sg_n;
+const int BK = 32;
+const int ROW = BK / 8 + 1;         // 16-byte units per shared row: 4 of data, 1 of padding
+const int A_UNITS = 4 / sg_n;       // weight units each invocation copies per step
+const int B_UNITS = 8 / sg_m;       // input units each invocation copies per step
+const int C_ROW = 20;               // floats per row of a subgroup's 16 x 16 scratch
+
+shared uvec4 As[BM * ROW];               // [row m][k / 8]
+shared uvec4 Bs[BN * ROW];               // [pixel n][k / 8]: B column-major
+shared float Cs[sg_m * sg_n * 16 * C_ROW];
+
+uvec2 halves4(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }
+
+// The input value at input channel ic (of the whole blob) and input pixel (iy, ix).
+float input_at(int ic, int iy, int ix) {
+  if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) return pad_value;
+  return float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + (iy * pc.w + ix) * in_pack +
+                        ic % in_pack]);
+}
+
+void main() {
+  const int tid = int(gl_LocalInvocationID.x);
+  const int g = int(gl_WorkGroupID.z) % group;
+  const int part = int(gl_WorkGroupID.z) / group;
+  const int k_begin = part * pc.k_split;
+  const int k_end = min(pc.K_pad, k_begin + pc.k_split);
+  const int M = pc.outc / group;
+  const int cin = pc.c / group;
+  const int N = pc.outw * pc.outh;
+  const int m0 = int(gl_WorkGroupID.y) * BM;
+  const int n0 = int(gl_WorkGroupID.x) * BN;
+  const bool vec_in = in_pack == 4 && cin % 4 == 0;
+  const uvec2 pad2 = halves4(vec4(pad_value));
+
+  // The unit of eight k this invocation copies (the same for its A and B units), and the input
+  // pixels of its B units.
+  const int kq = tid % 4;
+  int iy0[8], ix0[8];
+  bool p_ok[8];
+  [[unroll]] for (int j = 0; j < B_UNITS; ++j) {
+    const int p = n0 + tid / 4 + j * (THREADS / 4);
+    p_ok[j] = p < N;
+    const int oy = p_ok[j] ? p / pc.outw : 0;
+    iy0[j] = oy * stride_h - pc.pad_top;
+    ix0[j] = (p_ok[j] ? p - oy * pc.outw : 0) * stride_w - pc.pad_left;
+  }
+  uvec4 a_reg[4], b_reg[8];
+
+  // Loads step k0's units into a_reg, b_reg.
+#define FETCH(k0)                                                                              \
+  {                                                                                            \
+    [[unroll]] for (int i = 0; i < A_UNITS; ++i) {                                             \
+      const int am = m0 + tid / 4 + i * (THREADS / 4);                                         \
+      a_reg[i] = am < M ? weights_raw.v[((g * M + am) * pc.K_pad + (k0)) / 8 + kq] : uvec4(0); \
+    }                                                                                          \
+    const int kb = (k0) + kq * 8;                                                              \
+    if (vec_in) {                                                                              \
+      int off[2], dy[2], dx[2];                                                                \
+      bool k_ok[2];                                                                            \
+      [[unroll]] for (int hh = 0; hh < 2; ++hh) {                                              \
+        const int k = kb + 4 * hh;                                                             \
+        k_ok[hh] = k < pc.K;                                                                   \
+        const int tap = k / cin;                                                               \
+        const int ky = tap / kernel_w;                                                         \
+        dy[hh] = ky * dilation_h;                                                              \
+        dx[hh] = (tap - ky * kernel_w) * dilation_w;                                           \
+        off[hh] = ((g * cin + k - tap * cin) / 4) * pc.cstep;                                  \
+      }                                                                                        \
+      [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
+        uvec2 q[2];                                                                            \
+        [[unroll]] for (int hh = 0; hh < 2; ++hh) {                                            \
+          const int iy = iy0[j] + dy[hh], ix = ix0[j] + dx[hh];                                \
+          if (!p_ok[j] || !k_ok[hh])                                                           \
+            q[hh] = uvec2(0);                                                                  \
+          else if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w)                               \
+            q[hh] = pad2;                                                                      \
+          else                                                                                 \
+            q[hh] = bottom_raw.v[off[hh] + iy * pc.w + ix];                                    \
+        }                                                                                      \
+        b_reg[j] = uvec4(q[0], q[1]);                                                          \
+      }                                                                                        \
+    } else {                                                                                   \
+      [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
+        vec4 v[2] = {vec4(0.0), vec4(0.0)};                                                    \
+        for (int e = 0; e < 8; ++e) {                                                          \
+          const int k = kb + e;                                                                \
+          if (!p_ok[j] || k >= pc.K) break;                                                    \
+          const int tap = k / cin;                                                             \
+          const int ky = tap / kernel_w;                                                       \
+          v[e / 4][e % 4] = input_at(g * cin + k - tap * cin, iy0[j] + ky * dilation_h,        \
+                                     ix0[j] + (tap - ky * kernel_w) * dilation_w);             \
+        }                                                                                      \
+        b_reg[j] = uvec4(halves4(v[0]), halves4(v[1]));                                        \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+  const int sg = int(gl_SubgroupID);
+  const int wm = (sg % sg_m) * 32, wn = (sg / sg_m) * 64;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][4];
+  [[unroll]] for (int i = 0; i < 2; ++i)
+    [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+  FETCH(k_begin)
+  for (int k0 = k_begin; k0 < k_end; k0 += BK) {
+    barrier();
+    [[unroll]] for (int i = 0; i < A_UNITS; ++i)
+      As[(tid / 4 + i * (THREADS / 4)) * ROW + kq] = a_reg[i];
+    [[unroll]] for (int j = 0; j < B_UNITS; ++j)
+      Bs[(tid / 4 + j * (THREADS / 4)) * ROW + kq] = b_reg[j];
+    memoryBarrierShared();
+    barrier();
+    if (k0 + BK < k_end) FETCH(k0 + BK)
+    [[unroll]] for (int kk = 0; kk < BK / 16; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b;
+      [[unroll]] for (int i = 0; i < 2; ++i)
+        coopMatLoadNV(a[i], As, (wm + 16 * i) * ROW + 2 * kk, ROW, false);
+      [[unroll]] for (int j = 0; j < 4; ++j) {
+        coopMatLoadNV(b, Bs, (wn + 16 * j) * ROW + 2 * kk, ROW, true);
+        [[unroll]] for (int i = 0; i < 2; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+      }
+    }
+  }
+
+  // Epilogue, one 16 x 16 block at a time through the subgroup's scratch: invocation l takes
+  // pixel l % 16 and the channel quads l / 16 and l / 16 + 2 of the block.
+  const int lane = int(gl_SubgroupInvocationID);
+  const int cs = sg * 16 * C_ROW;
+  [[unroll]] for (int i = 0; i < 2; ++i)
+    [[unroll]] for (int j = 0; j < 4; ++j) {
+      coopMatStoreNV(acc[i][j], Cs, cs, C_ROW, false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      [[unroll]] for (int r = 0; r < 2; ++r) {
+        const int mt = 4 * (lane / 16 + 2 * r), nt = lane % 16;
+        const vec4 v = vec4(Cs[cs + mt * C_ROW + nt], Cs[cs + (mt + 1) * C_ROW + nt],
+                            Cs[cs + (mt + 2) * C_ROW + nt], Cs[cs + (mt + 3) * C_ROW + nt]);
+        store_quad(g, M, N, part, m0 + wm + 16 * i + mt, n0 + wn + 16 * j + nt, v);
+      }
+      subgroupBarrier();
+    }
+}
