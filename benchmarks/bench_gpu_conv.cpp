@@ -213,7 +213,8 @@ int main(int argc, char** argv) {
                 direct * 1e6);
     if (info.cooperative_matrix) {
       // Every tensor-core tile (sg_m x sg_n subgroups of 32 x 64), beside the automatic choice.
-      const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh);
+      const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh,
+                                                        l.group, info.compute_units);
       std::string row = fmt::format("  tiles (us, auto {}x{}):", chosen.sg_m, chosen.sg_n);
       for (int sg_m : {1, 2, 4})
         for (int sg_n : {1, 2, 4}) {

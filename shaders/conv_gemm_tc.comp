@@ -155,15 +155,22 @@ void main() {
         b_reg[j] = uvec4(q[0], q[1]);                                                          \
       }                                                                                        \
     } else {                                                                                   \
+      int ic_of[8], dy[8], dx[8];                                                              \
+      bool k_ok[8];                                                                            \
+      [[unroll]] for (int e = 0; e < 8; ++e) {                                                 \
+        const int k = kb + e;                                                                  \
+        k_ok[e] = k < pc.K;                                                                    \
+        const int tap = k / cin;                                                               \
+        const int ky = tap / kernel_w;                                                         \
+        dy[e] = ky * dilation_h;                                                               \
+        dx[e] = (tap - ky * kernel_w) * dilation_w;                                            \
+        ic_of[e] = g * cin + k - tap * cin;                                                    \
+      }                                                                                        \
       [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
         vec4 v[2] = {vec4(0.0), vec4(0.0)};                                                    \
-        for (int e = 0; e < 8; ++e) {                                                          \
-          const int k = kb + e;                                                                \
-          if (!p_ok[j] || k >= pc.K) break;                                                    \
-          const int tap = k / cin;                                                             \
-          const int ky = tap / kernel_w;                                                       \
-          v[e / 4][e % 4] = input_at(g * cin + k - tap * cin, iy0[j] + ky * dilation_h,        \
-                                     ix0[j] + (tap - ky * kernel_w) * dilation_w);             \
+        [[unroll]] for (int e = 0; e < 8; ++e) {                                               \
+          if (p_ok[j] && k_ok[e])                                                              \
+            v[e / 4][e % 4] = input_at(ic_of[e], iy0[j] + dy[e], ix0[j] + dx[e]);              \
         }                                                                                      \
         b_reg[j] = uvec4(halves4(v[0]), halves4(v[1]));                                        \
       }                                                                                        \

@@ -131,19 +131,34 @@ TEST_CASE("Vulkan pooling matches the scalar definition", "[vulkan][pooling]") {
 }
 
 TEST_CASE("Vulkan global pooling writes a 1-D blob of channels", "[vulkan][pooling]") {
+  // The whole input (a workgroup per channel: 7x7, and 37x29 with more pixels than invocations),
+  // adaptive to 1x1 (the same), and a padded window (the general kernel).
   infer::vk::PipelineCache cache(*g_ctx);
-  const RefTensor in = random_tensor(Shape::of(7, 7, 16), 77);
-  const PoolAxis x = sliding(7, 7, 1, 0), y = sliding(7, 7, 1, 0);
-  for (PoolType type : {PoolType::max, PoolType::average})
-    for (int pack : {1, 4}) {
-      const RefTensor got = run_gpu(in, type, x, y, Shape::of(16), ElemType::f32, pack, cache);
-      const RefTensor want = reference(in, type, x, y, 1, 1);
-      REQUIRE(got.v.size() == 16);
-      for (int c = 0; c < 16; ++c) {
-        CAPTURE(c, pack, int(type));
-        CHECK(std::abs(got.v[std::size_t(c)] - want.v[std::size_t(c)]) < 1e-5f);
+  struct Global {
+    int w, h, c;
+    PoolAxis x, y;
+  };
+  const Global cases[] = {
+      {7, 7, 16, sliding(7, 7, 1, 0), sliding(7, 7, 1, 0)},
+      {37, 29, 20, sliding(37, 37, 1, 0), sliding(29, 29, 1, 0)},
+      {37, 29, 20, {.in = 37, .adaptive_out = 1}, {.in = 29, .adaptive_out = 1}},
+      {5, 5, 8, sliding(5, 7, 1, 1), sliding(5, 7, 1, 1)},
+  };
+  unsigned seed = 77;
+  for (const Global& g : cases) {
+    const RefTensor in = random_tensor(Shape::of(g.w, g.h, g.c), ++seed);
+    for (PoolType type : {PoolType::max, PoolType::average})
+      for (int pack : {1, 4}) {
+        const RefTensor got =
+            run_gpu(in, type, g.x, g.y, Shape::of(g.c), ElemType::f32, pack, cache);
+        const RefTensor want = reference(in, type, g.x, g.y, 1, 1);
+        REQUIRE(got.v.size() == std::size_t(g.c));
+        for (int c = 0; c < g.c; ++c) {
+          CAPTURE(g.w, g.h, c, pack, int(type));
+          CHECK(std::abs(got.v[std::size_t(c)] - want.v[std::size_t(c)]) < 1e-5f);
+        }
       }
-    }
+  }
 }
 
 TEST_CASE("Vulkan pooling rejects what does not fit, saying what", "[vulkan][pooling][errors]") {

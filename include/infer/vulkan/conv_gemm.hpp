@@ -56,14 +56,27 @@ struct TcTile {
   int sg_m = 0, sg_n = 0;  ///< 0: conv_gemm_tc_tile's choice
 };
 
-/// The tile for a group of M output channels over N pixels: as many subgroups along M as its
-/// channels fill (32, 64, then 128 rows), the rest along N as far as its pixels fill them.
-constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N) {
+/// The tile for `groups` groups of M output channels over N pixels on a device of `units` compute
+/// units (0: unknown, taken as 64): as many subgroups along M as its channels fill (32, 64, then
+/// 128 rows), the rest along N as far as its pixels fill them; then smaller (N first) while the
+/// tiles would not give every unit a workgroup.
+constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int groups = 1, std::uint32_t units = 0) {
   TcTile t;
   t.sg_m = M <= 32 ? 1 : M <= 64 ? 2 : 4;
   const std::size_t n64 = (N + 63) / 64;
   t.sg_n = 1;
   while (t.sg_n * 2 <= 8 / t.sg_m && t.sg_n * 2 <= 4 && std::size_t(t.sg_n * 2) <= n64) t.sg_n *= 2;
+  auto tiles = [&] {
+    return (std::size_t(M) + std::size_t(32 * t.sg_m) - 1) / std::size_t(32 * t.sg_m) *
+           ((N + std::size_t(64 * t.sg_n) - 1) / std::size_t(64 * t.sg_n)) * std::size_t(groups);
+  };
+  const std::size_t want = units ? units : 64;
+  while (tiles() < want && (t.sg_n > 1 || t.sg_m > 1)) {
+    if (t.sg_n > 1)
+      t.sg_n /= 2;
+    else
+      t.sg_m /= 2;
+  }
   return t;
 }
 
@@ -125,7 +138,8 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   const int M = out.c / cp.group;
   const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
   if (coop) {
-    if (tile.sg_m == 0 || tile.sg_n == 0) tile = conv_gemm_tc_tile(M, pixels);
+    if (tile.sg_m == 0 || tile.sg_n == 0)
+      tile = conv_gemm_tc_tile(M, pixels, cp.group, rec.compute_units());
     auto fits = [](int s) { return s == 1 || s == 2 || s == 4; };
     if (!fits(tile.sg_m) || !fits(tile.sg_n) || tile.sg_m * tile.sg_n > 8)
       return make_error("Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups (each "

@@ -7,6 +7,8 @@
 #include <infer/kernels/pooling.hpp>
 #include <infer/vulkan/activation.hpp>
 #include <infer/vulkan/recorder.hpp>
+#include <infer_shaders/pooling_global_f16.hpp>
+#include <infer_shaders/pooling_global_f32.hpp>
 #include <infer_shaders/pooling_f16.hpp>
 #include <infer_shaders/pooling_f32.hpp>
 
@@ -45,6 +47,24 @@ inline Status record_pooling(Recorder& rec, const VkMat& bottom,
                       "output's {}x{}", outw, outh);
   if (in.c > 65535) return make_error("Vulkan pooling: {} channels, at most 65535", in.c);
   const bool f16 = bottom.type() == ElemType::f16;
+  // A window over the whole input, nothing padded, every pixel counted: a workgroup per channel.
+  const bool whole = global && x.adaptive_out == 0 && x.pad == 0 && y.pad == 0 &&
+                     x.kernel == in.w && y.kernel == in.h && x.count_begin <= 0 &&
+                     y.count_begin <= 0 && x.count_end >= in.w && y.count_end >= in.h;
+  if (whole || (global && x.adaptive_out == 1 && y.adaptive_out == 1)) {
+    // A 1-D output of c values at pack p holds channel ch at index ch: the same layout as p = 1.
+    const ShaderCode reduce{f16 ? "pooling_global.comp (f16)" : "pooling_global.comp (f32)",
+                            f16 ? std::span<const std::uint32_t>(shaders::pooling_global_f16)
+                                : std::span<const std::uint32_t>(shaders::pooling_global_f32),
+                            2, 4 * 4};
+    const SpecValue gspec[] = {SpecValue::of(3, type == PoolType::average ? 1 : 0),
+                               SpecValue::of(4, bottom.elempack())};
+    const std::int32_t gpush[4] = {in.w, in.h, in.c, std::int32_t(bottom.cstep())};
+    const VkMat* gblobs[] = {&bottom, &top};
+    const std::uint32_t gx = std::uint32_t(std::min(in.c, 65535));
+    return rec.dispatch(reduce, {256, 1, 1}, gspec, gblobs, std::as_bytes(std::span(gpush)),
+                        {gx, std::uint32_t((in.c + 65534) / 65535), 1u});
+  }
   const ShaderCode code{f16 ? "pooling.comp (f16)" : "pooling.comp (f32)",
                         f16 ? std::span<const std::uint32_t>(shaders::pooling_f16)
                             : std::span<const std::uint32_t>(shaders::pooling_f32),
