@@ -7,6 +7,9 @@
 //               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--fp16-weights]
 //               [--ncnn BENCHNCNN [--rounds N]] [MODEL...]
 //
+// On a GPU the warm-up runs go on for at least a second (clocks that boost only under sustained
+// load); --loops of a few hundred keep them there while timing.
+//
 // --fp16-weights stores InnerProduct weights as f16 (Option::fp16_weights), as ncnn's x86 build
 // does by default where the CPU has F16C.
 //
@@ -104,6 +107,13 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   infer::Mat in;
   INFER_TRY(load_bench_net(param, net, in));
   for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
+  // A GPU may idle at a low clock and reach its boost only under sustained load (an H100 here:
+  // 345 MHz until about a second of back-to-back work, then 1980): on the GPU the warm-up goes on
+  // for at least a second.
+  if (target.device != infer::graph::Device::cpu && warmup > 0)
+    for (const auto start = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(1);)
+      INFER_TRY(net.run(in));
   if (profile) {
     // Per-step times, the minimum of each step over `loops` more runs, slowest first; then the
     // totals by kind of step (layer type, repack, cast).
