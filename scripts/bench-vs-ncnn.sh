@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's CPU model table: infer beside ncnn's benchncnn on this machine, in one sitting.
 # Runs `infer-bench --ncnn BENCHNCNN --rounds N` at 1 and then 2 threads (each model alternating
-# between the two engines, round after round) and bench_peak (this machine's FMA peak and memory
+# between the two engines, round after round), the same for the networks of models/sweep/ (grouped
+# convolutions, outside ncnn's benchmark set), and bench_peak (this machine's FMA peak and memory
 # bandwidth), then writes the dated record between the README's bench-cpu markers.
 #
 # Usage: scripts/bench-vs-ncnn.sh [--benchncnn PATH] [--rounds N] [--loops N] [--no-readme]
@@ -47,6 +48,9 @@ for t in 1 2; do
   # Like for like where ncnn streams fp16 InnerProduct weights: infer with its f16-weight option.
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" --fp16-weights \
     alexnet vgg16 >"$out.f16.$t"
+  # Networks outside ncnn's benchmark set, of grouped convolutions (scripts/make-sweep-nets.py).
+  "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" \
+    models/sweep/*.param >"$out.sweep.$t"
 done
 
 {
@@ -68,6 +72,7 @@ done
     echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
     awk 'f && NF == 8 { printf "| %s | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.$t"
     awk 'f && NF == 8 { printf "| %s, infer with f16 InnerProduct weights (--fp16-weights) | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.f16.$t"
+    awk 'f && NF == 8 { printf "| %s (models/sweep, not in ncnn'"'"'s set) | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.sweep.$t"
     echo
   done
   echo "<!-- bench-cpu:end -->"

@@ -65,6 +65,14 @@ TEST_CASE("Net: every small model in models/ matches the reference plan", "[net]
                        "shufflenet_v2", "mnasnet", "efficientnet_b0", "resnet18"));
 }
 
+// Networks outside ncnn's benchmark set (scripts/make-sweep-nets.py): grouped convolutions of 80
+// and 72 channels per group with shuffles and pooled shortcuts (ShuffleNet v1), 8 per group with
+// projections (RegNetX-200MF).
+TEST_CASE("Net: the grouped-convolution networks of models/sweep match the reference plan",
+          "[net][models]") {
+  check_model(GENERATE(as<std::string>{}, "sweep/shufflenet_v1_g3", "sweep/regnetx_200mf"));
+}
+
 // alexnet, resnet50 and vgg16 hold 61M to 138M weights: the sanitizer build leaves them out.
 TEST_CASE("Net: large models in models/ match the reference plan", "[net][models]") {
   check_model(GENERATE(as<std::string>{}, "alexnet", "resnet50", "vgg16"));
