@@ -11,7 +11,8 @@ networks do not exercise (models/sweep/):
                           projections, residual sums.
 
 Batch norms are taken as folded into the convolutions (bias_term=1), as converted models have
-them. Run from the repository root: python3 scripts/make-sweep-nets.py
+them; pools round their output size down (pad_mode 1), as PyTorch's do. Run from the repository
+root: python3 scripts/make-sweep-nets.py
 """
 import os
 
@@ -78,7 +79,7 @@ def shufflenet_v1():
     net = Net()
     net.add("Input", "data", [], ["data"], "0=224 1=224 2=3")
     x = net.conv("conv1", "data", 3, 24, 3, 2)
-    x = net.add("Pooling", "pool1", [x], ["pool1"], "0=0 1=3 2=2 3=1")
+    x = net.add("Pooling", "pool1", [x], ["pool1"], "0=0 1=3 2=2 3=1 5=1")
     cin = 24
     for stage, (cout, units) in enumerate([(240, 4), (480, 8), (960, 4)], start=2):
         for u in range(units):
@@ -93,7 +94,7 @@ def shufflenet_v1():
             y = net.conv(f"{n}_dw", y, mid, mid, 3, 2 if first else 1, mid, relu=False)
             y = net.conv(f"{n}_c2", y, mid, branch_out, 1, 1, g, relu=False)
             if first:
-                p = net.add("Pooling", f"{n}_pool", [x], [f"{n}_pool"], "0=1 1=3 2=2 3=1")
+                p = net.add("Pooling", f"{n}_pool", [x], [f"{n}_pool"], "0=1 1=3 2=2 3=1 5=1")
                 x = net.add("Concat", f"{n}_cat", [p, y], [f"{n}_cat"], "0=0")
             else:
                 x = net.add("Eltwise", f"{n}_sum", [x, y], [f"{n}_sum"], "0=1")

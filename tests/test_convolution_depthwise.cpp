@@ -301,6 +301,22 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
   // Big enough to thread: 32 -> 64 in 4 groups.
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .group = 4}, 32),
         "32->64 g4 (threaded)", {Shape::of(16, 12, 32)});
+  // Groups of exactly one pack (RegNet's form), every group at once
+  // (kernels::convolution_grouped_pack): 4 per group at pack 4; 8 per group at pack 8, stride 2
+  // with 8 pixels and a tail per row; 16 per group at pack 16, dilated, with a ReLU.
+  sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 16},
+                     64),
+        "64->64 g16 (4 per group)", {Shape::of(13, 5, 64)});
+  sweep(with_weights({.num_output = 64, .kernel_w = 3, .stride_w = 2, .pad_left = 1,
+                      .bias_term = 1, .group = 8},
+                     64),
+        "64->64 g8 (8 per group) stride 2", {Shape::of(19, 11, 64), Shape::of(3, 3, 64)});
+  ConvolutionDepthWise wide = with_weights(
+      {.num_output = 48, .kernel_w = 3, .dilation_w = 2, .pad_left = 2, .bias_term = 1,
+       .group = 3},
+      48);
+  wide.activation = {1, {0.f, 0.f}};
+  sweep(wide, "48->48 g3 (16 per group) dilation 2 relu", {Shape::of(21, 7, 48)});
 }
 
 TEST_CASE("ConvolutionDepthWise fold_affine equals convolution then affine",

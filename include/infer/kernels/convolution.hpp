@@ -146,6 +146,74 @@ void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>&
   }
 }
 
+/// A grouped convolution whose groups are one channel pack in and one out (RegNet's 3x3 of 8
+/// channels per group at pack 8): output pack q = act(conv(input pack q, group q's weights) +
+/// bias), every group at once, eight output pixels of a row per step so that each weight vector
+/// is loaded once for them. `in` is the padded input; `weights` are convolution_direct_weights'
+/// layout for one input and one output group, group after group; `bias` holds out.c * Pack.
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int Pack,          ///< lanes of a channel group: the group's channels
+          class Act>         ///< epilogue activation, callable on float and on simd batches
+void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
+                              const float* weights, const float* bias, const ConvGeometry& g,
+                              const Act& act, int num_threads) {
+  using L = detail::Lanes<Pack>;
+  using Vec = typename L::Vec;
+  constexpr int X = 8;  // output pixels per step
+  const int maxk = g.kernel_w * g.kernel_h;
+  const std::size_t group_weights = std::size_t(maxk) * Pack * Pack;
+  const int rows = out.c * out.h;
+  const std::size_t work = std::size_t(out.w) * rows * group_weights;
+#pragma omp parallel for num_threads(num_threads) if (detail::worth_threads(work))
+  for (int r = 0; r < rows; ++r) {
+    const int q = r / out.h, y = r % out.h;
+    const float* wq = weights + q * group_weights;
+    T* dst = out.row(q, y);
+    const T* base = in.row(q, y * g.stride_h);
+    int x = 0;
+    for (; x + X <= out.w; x += X) {
+      Vec acc[X][L::blocks];
+      for (int j = 0; j < X; ++j)
+        for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::zero();
+      const float* wp = wq;
+      for (int ky = 0; ky < g.kernel_h; ++ky) {
+        const T* srow = base + std::size_t(ky) * g.dilation_h * in.w * Pack;
+        for (int kx = 0; kx < g.kernel_w; ++kx) {
+          const T* s = srow + (std::size_t(x) * g.stride_w + std::size_t(kx) * g.dilation_w) * Pack;
+          for (int i = 0; i < Pack; ++i, wp += Pack) {
+            Vec w[L::blocks];
+            for (int b = 0; b < L::blocks; ++b) w[b] = L::load(wp + b * L::W);
+            for (int j = 0; j < X; ++j) {
+              const Vec v = L::splat(to_f32(s[std::size_t(j) * g.stride_w * Pack + i]));
+              for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::fma(v, w[b], acc[j][b]);
+            }
+          }
+        }
+      }
+      for (int j = 0; j < X; ++j)
+        detail::store_epilogue<Pack>(dst + std::size_t(x + j) * Pack, acc[j],
+                                     bias + std::size_t(q) * Pack, act);
+    }
+    for (; x < out.w; ++x) {
+      Vec acc[L::blocks];
+      for (int b = 0; b < L::blocks; ++b) acc[b] = L::zero();
+      const float* wp = wq;
+      for (int ky = 0; ky < g.kernel_h; ++ky) {
+        const T* srow = base + std::size_t(ky) * g.dilation_h * in.w * Pack;
+        for (int kx = 0; kx < g.kernel_w; ++kx) {
+          const T* s = srow + (std::size_t(x) * g.stride_w + std::size_t(kx) * g.dilation_w) * Pack;
+          for (int i = 0; i < Pack; ++i, wp += Pack) {
+            const Vec v = L::splat(to_f32(s[i]));
+            for (int b = 0; b < L::blocks; ++b) acc[b] = L::fma(v, L::load(wp + b * L::W), acc[b]);
+          }
+        }
+      }
+      detail::store_epilogue<Pack>(dst + std::size_t(x) * Pack, acc, bias + std::size_t(q) * Pack,
+                                   act);
+    }
+  }
+}
+
 /// The weights of convolution_depthwise_direct for `channels` channels in its layout: for each
 /// channel group and kernel position, the Pack weights of that group's lanes. `src` is ncnn's
 /// [channels][kernel_h][kernel_w].

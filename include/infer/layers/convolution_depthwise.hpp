@@ -101,6 +101,9 @@ struct ConvolutionDepthWise {
     if (depthwise())
       return kernels::depthwise_kxk_supported(geometry()) ? Algorithm::fast : Algorithm::direct;
     const int cin_g = num_input() / group, cout_g = num_output / group;
+    // Groups of exactly one pack in and out: the direct kernel over every group at once
+    // (kernels::convolution_grouped_pack) beats a small GEMM per group.
+    if (pack > 1 && cin_g == pack && cout_g == pack) return Algorithm::grouped;
     if (pack > 1 && cin_g % pack == 0 && cout_g % pack == 0 && group_conv().uses_gemm())
       return Algorithm::group_gemm;
     return cin_g % pack == 0 && cout_g % pack_for(num_output, pack) == 0
@@ -393,6 +396,14 @@ struct ConvolutionDepthWise {
                int num_threads) const {
     const int cin_g = num_input() / group, cout_g = num_output / group;
     const std::size_t per_group = std::size_t(cin_g) * cout_g * g.kernel_w * g.kernel_h;
+    if constexpr (InPack > 1 && InPack == OutPack) {
+      if (cin_g == InPack && cout_g == OutPack) {
+        kernels::convolution_grouped_pack<T, InPack>(src.view<T, InPack>(), dst.view<T, OutPack>(),
+                                                     weight_packed.data(), bias_packed.data(), g,
+                                                     act, num_threads);
+        return;
+      }
+    }
     for (int k = 0; k < group; ++k) {
       MatView<T, InPack> in = src.view<T, InPack>();
       in.data = in.channel(k * cin_g / InPack);
