@@ -69,7 +69,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 #include "activation.glsl"
-#include "conv_gemm_epilogue.glsl"
+#include "conv_gemm_common.glsl"
 
 #define BM 64
 #define BN 64
@@ -79,13 +79,6 @@ layout(push_constant) uniform Push {
 #define SH_ROW 9
 shared vec4 As[BM * SH_ROW];  // [row m][k / 4]
 shared vec4 Bs[BN * SH_ROW];  // [pixel n][k / 4]: B column-major
-
-// The input value at input channel ic (of the whole blob) and input pixel (iy, ix).
-float input_at(int ic, int iy, int ix) {
-  if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) return pad_value;
-  return float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + (iy * pc.w + ix) * in_pack +
-                        ic % in_pack]);
-}
 
 void main() {
   const int tid = int(gl_LocalInvocationID.x);

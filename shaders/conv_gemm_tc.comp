@@ -15,7 +15,7 @@
 //
 // Each subgroup then writes its products one 16 x 16 block at a time to its own shared scratch,
 // from where its invocations apply bias, residual and activation and store four channels of one
-// pixel each (conv_gemm_epilogue.glsl), or the partial sums of a split K.
+// pixel each (conv_gemm_common.glsl), or the partial sums of a split K.
 // Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
 // Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
 // 19 sg_m, 20 sg_n. Push constants as conv_gemm.comp.
@@ -69,7 +69,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 #include "activation.glsl"
-#include "conv_gemm_epilogue.glsl"
+#include "conv_gemm_common.glsl"
 
 const int THREADS = 32 * sg_m * sg_n;
 const int BM = 32 * sg_m;
@@ -85,13 +85,6 @@ shared uvec4 Bs[BN * ROW];               // [pixel n][k / 8]: B column-major
 shared float Cs[sg_m * sg_n * 16 * C_ROW];
 
 uvec2 halves4(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }
-
-// The input value at input channel ic (of the whole blob) and input pixel (iy, ix).
-float input_at(int ic, int iy, int ix) {
-  if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) return pad_value;
-  return float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + (iy * pc.w + ix) * in_pack +
-                        ic % in_pack]);
-}
 
 void main() {
   const int tid = int(gl_LocalInvocationID.x);

@@ -146,71 +146,65 @@ void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>&
   }
 }
 
+namespace detail {
+
+/// X consecutive output pixels from x of one row of convolution_grouped_pack: each weight vector
+/// loaded once for the X pixels. `base` is the row's first input row, `wq` the group's weights.
+template <int X, int Pack, StorageElement T, class Act>
+void grouped_pack_pixels(const T* base, T* dst, int x, int in_w, const float* wq,
+                         const float* bias, const ConvGeometry& g, const Act& act) {
+  using L = Lanes<Pack>;
+  typename L::Vec acc[X][L::blocks];
+  for (int j = 0; j < X; ++j)
+    for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::zero();
+  const float* wp = wq;
+  for (int ky = 0; ky < g.kernel_h; ++ky) {
+    const T* srow = base + std::size_t(ky) * g.dilation_h * in_w * Pack;
+    for (int kx = 0; kx < g.kernel_w; ++kx) {
+      const T* s = srow + (std::size_t(x) * g.stride_w + std::size_t(kx) * g.dilation_w) * Pack;
+      for (int i = 0; i < Pack; ++i, wp += Pack) {
+        typename L::Vec w[L::blocks];
+        for (int b = 0; b < L::blocks; ++b) w[b] = L::load(wp + b * L::W);
+        for (int j = 0; j < X; ++j) {
+          const typename L::Vec v = L::splat(to_f32(s[std::size_t(j) * g.stride_w * Pack + i]));
+          for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::fma(v, w[b], acc[j][b]);
+        }
+      }
+    }
+  }
+  for (int j = 0; j < X; ++j)
+    store_epilogue<Pack>(dst + std::size_t(x + j) * Pack, acc[j], bias, act);
+}
+
+}  // namespace detail
+
 /// A grouped convolution whose groups are one channel pack in and one out (RegNet's 3x3 of 8
 /// channels per group at pack 8): output pack q = act(conv(input pack q, group q's weights) +
-/// bias), every group at once, eight output pixels of a row per step so that each weight vector
-/// is loaded once for them. `in` is the padded input; `weights` are convolution_direct_weights'
-/// layout for one input and one output group, group after group; `bias` holds out.c * Pack.
+/// bias), every group at once, eight output pixels of a row per step (then one at a time) so
+/// that each weight vector is loaded once for them. `in` is the padded input; `weights` are
+/// convolution_direct_weights' layout for one input and one output group, group after group;
+/// `bias` holds out.c * Pack.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
           int Pack,          ///< lanes of a channel group: the group's channels
           class Act>         ///< epilogue activation, callable on float and on simd batches
 void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                               const float* weights, const float* bias, const ConvGeometry& g,
                               const Act& act, int num_threads) {
-  using L = detail::Lanes<Pack>;
-  using Vec = typename L::Vec;
   constexpr int X = 8;  // output pixels per step
-  const int maxk = g.kernel_w * g.kernel_h;
-  const std::size_t group_weights = std::size_t(maxk) * Pack * Pack;
+  const std::size_t group_weights = std::size_t(g.kernel_w) * g.kernel_h * Pack * Pack;
   const int rows = out.c * out.h;
   const std::size_t work = std::size_t(out.w) * rows * group_weights;
 #pragma omp parallel for num_threads(num_threads) if (detail::worth_threads(work))
   for (int r = 0; r < rows; ++r) {
     const int q = r / out.h, y = r % out.h;
     const float* wq = weights + q * group_weights;
+    const float* bq = bias + std::size_t(q) * Pack;
     T* dst = out.row(q, y);
     const T* base = in.row(q, y * g.stride_h);
     int x = 0;
-    for (; x + X <= out.w; x += X) {
-      Vec acc[X][L::blocks];
-      for (int j = 0; j < X; ++j)
-        for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::zero();
-      const float* wp = wq;
-      for (int ky = 0; ky < g.kernel_h; ++ky) {
-        const T* srow = base + std::size_t(ky) * g.dilation_h * in.w * Pack;
-        for (int kx = 0; kx < g.kernel_w; ++kx) {
-          const T* s = srow + (std::size_t(x) * g.stride_w + std::size_t(kx) * g.dilation_w) * Pack;
-          for (int i = 0; i < Pack; ++i, wp += Pack) {
-            Vec w[L::blocks];
-            for (int b = 0; b < L::blocks; ++b) w[b] = L::load(wp + b * L::W);
-            for (int j = 0; j < X; ++j) {
-              const Vec v = L::splat(to_f32(s[std::size_t(j) * g.stride_w * Pack + i]));
-              for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::fma(v, w[b], acc[j][b]);
-            }
-          }
-        }
-      }
-      for (int j = 0; j < X; ++j)
-        detail::store_epilogue<Pack>(dst + std::size_t(x + j) * Pack, acc[j],
-                                     bias + std::size_t(q) * Pack, act);
-    }
-    for (; x < out.w; ++x) {
-      Vec acc[L::blocks];
-      for (int b = 0; b < L::blocks; ++b) acc[b] = L::zero();
-      const float* wp = wq;
-      for (int ky = 0; ky < g.kernel_h; ++ky) {
-        const T* srow = base + std::size_t(ky) * g.dilation_h * in.w * Pack;
-        for (int kx = 0; kx < g.kernel_w; ++kx) {
-          const T* s = srow + (std::size_t(x) * g.stride_w + std::size_t(kx) * g.dilation_w) * Pack;
-          for (int i = 0; i < Pack; ++i, wp += Pack) {
-            const Vec v = L::splat(to_f32(s[i]));
-            for (int b = 0; b < L::blocks; ++b) acc[b] = L::fma(v, L::load(wp + b * L::W), acc[b]);
-          }
-        }
-      }
-      detail::store_epilogue<Pack>(dst + std::size_t(x) * Pack, acc, bias + std::size_t(q) * Pack,
-                                   act);
-    }
+    for (; x + X <= out.w; x += X)
+      detail::grouped_pack_pixels<X, Pack>(base, dst, x, in.w, wq, bq, g, act);
+    for (; x < out.w; ++x) detail::grouped_pack_pixels<1, Pack>(base, dst, x, in.w, wq, bq, g, act);
   }
 }
 

@@ -1,9 +1,19 @@
-// The store of the GEMM convolutions (conv_gemm.comp, conv_gemm_tc.comp): four consecutive
-// output channels m..m+3 of group g (m a multiple of 4 within the group's M) at output pixel q,
-// summed over split `part` of K. With split != 0 the sums go to `partial` in f32 for
+// What the GEMM convolutions (conv_gemm.comp, conv_gemm_tc.comp) share: the value-by-value input
+// read of their gather, and their store. The including shader declares the blobs (bottom, top,
+// top4, bias, partial, residual), the push constants and the specialization constants read here.
+
+// The input value at input channel ic (of the whole blob) and input pixel (iy, ix): the pad
+// value outside the input.
+float input_at(int ic, int iy, int ix) {
+  if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) return pad_value;
+  return float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + (iy * pc.w + ix) * in_pack +
+                        ic % in_pack]);
+}
+
+// The store: four consecutive output channels m..m+3 of group g (m a multiple of 4 within the
+// group's M) at output pixel q, summed over split `part` of K. With split != 0 the sums go to `partial` in f32 for
 // conv_gemm_reduce.comp; else bias, the residual (res_pack != 0) and the activation are applied
-// and the values stored at the output's pack. The including shader declares the blobs (top, top4,
-// bias, partial, residual), the push constants and the specialization constants it reads.
+// and the values stored at the output's pack.
 
 void store_quad(int g, int M, int N, int part, int m, int q, vec4 v) {
   if (q >= N || m >= M) return;
