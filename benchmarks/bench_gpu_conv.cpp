@@ -5,20 +5,24 @@
 // benchmarks/shaders/peak.comp in the same program: fp16 tensor-core products with f32
 // accumulators, and fp32 FMAs.
 //
-//   bench_gpu_conv [device index] [repeats]
+//   bench_gpu_conv [device index] [repeats] [K steps, e.g. 32,64 (the default)]
 //
 // Each figure: the minimum over 5 submits of `repeats` back-to-back dispatches (barriers between),
-// divided by `repeats`. First the device is warmed up: an H100 idles at 345 MHz and reaches its
-// boost clock only under sustained load, so a convolution is repeated for at least 5 s and until
-// two consecutive timings agree within 3% (at most 90 s), and the time that took is printed.
-// Layers measured after a pause (pipelines being built) may still catch a lower clock: repeat
-// the run and compare rows of one run only.
+// divided by `repeats`. Every pipeline is built first (one pass over the layers, untimed); then
+// the device is warmed up: an H100 idles at 345 MHz and reaches its boost clock only under
+// sustained load, so a convolution is repeated for at least 5 s and until two consecutive timings
+// agree within 3% (at most 90 s), and the time that took is printed.
+//
+// Below each layer, on a device with cooperative matrices: every tensor-core tile (sg_m x sg_n
+// subgroups, K step 32 and 64) with the automatic split of K, then the fastest of them over
+// several splits.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <infer/vulkan/buffer.hpp>
 #include <infer/vulkan/command.hpp>
 #include <infer/vulkan/conv_gemm.hpp>
@@ -40,7 +44,9 @@ struct Layer {
   int c, outc, w, h, kernel, stride, pad, group = 1, dilation = 1;
 };
 
-int out_extent(int in, int k, int s, int p, int d) { return (in + 2 * p - (d * (k - 1) + 1)) / s + 1; }
+int out_extent(int in, int k, int s, int p, int d) {
+  return (in + 2 * p - (d * (k - 1) + 1)) / s + 1;
+}
 
 void die(const infer::Status& s, const char* what) {
   if (!s.ok()) {
@@ -85,6 +91,13 @@ int main(int argc, char** argv) {
   ivk::DeviceChoice choice;
   if (argc > 1) choice.index = std::uint32_t(std::atoi(argv[1]));
   const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
+  std::vector<int> steps;
+  for (const char* at = argc > 3 ? argv[3] : "32,64"; *at;) {
+    char* end = nullptr;
+    steps.push_back(int(std::strtol(at, &end, 10)));
+    if (end == at) break;
+    at = *end ? end + 1 : end;
+  }
   auto ctx = take(ivk::Context::create(choice), "device");
   const ivk::DeviceInfo& info = ctx->info();
   std::printf("device: %s\n", info.describe().c_str());
@@ -99,8 +112,8 @@ int main(int argc, char** argv) {
   ivk::PipelineCache cache(*ctx);
 
   auto scratch = take(ivk::Buffer::create(*ctx, 64 << 20, ivk::MemoryKind::device), "buffer");
-  {
-    // Warm-up: a 3x3 convolution of 256 channels at 56x56, direct kernel, until steady.
+  auto warm_up = [&] {
+    // A 3x3 convolution of 256 channels at 56x56, direct kernel, until steady.
     const ivk::VkMat in(scratch.get(), 0, Shape::of(56, 56, 256), ElemType::f16, 4);
     const ivk::VkMat out(scratch.get(), 8 << 20, Shape::of(56, 56, 256), ElemType::f16, 4);
     const ivk::VkMat w(scratch.get(), 16 << 20, Shape::of(256 * 256 * 9), ElemType::f16, 1);
@@ -118,40 +131,13 @@ int main(int argc, char** argv) {
       // At least 5 s of back-to-back work: an H100 idles at 345 MHz and boosts only under
       // sustained load, so a steady time alone can be a steady low clock.
       if ((waited > 5 && last > 0 && std::abs(s - last) <= 0.03 * last) || waited > 90) {
-        std::printf("warm-up: %.0f s until a convolution's time held within 3%% (%.1f us)\n", waited,
-                    s * 1e6);
+        std::printf("warm-up: %.0f s until a convolution's time held within 3%% (%.1f us)\n",
+                    waited, s * 1e6);
         break;
       }
       last = s;
     }
-  }
-
-  // Peaks.
-  const ivk::VkMat whole(scratch.get(), 0, Shape::of(16 << 20), ElemType::f32, 1);
-  const ivk::VkMat* peak_blobs[] = {&whole};
-  const int iterations = 4096;
-  double fma_peak = 0, coop_peak = 0;
-  {
-    const std::uint32_t groups = 4096, local = 256;
-    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, iterations)};
-    const ivk::ShaderCode code{"peak.comp (f32)", infer::shaders::peak_f32, 1, 0};
-    const double s = time_it(*ctx, cache, 3, [&](ivk::Recorder& r) {
-      return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
-    });
-    fma_peak = double(groups) * local * iterations * 8 * 4 * 2 / s;
-  }
-  if (info.cooperative_matrix) {
-    const std::uint32_t groups = 1024, local = 128;
-    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, iterations)};
-    const ivk::ShaderCode code{"peak.comp (cooperative matrix)", infer::shaders::peak_coopmat, 1, 0};
-    const double s = time_it(*ctx, cache, 3, [&](ivk::Recorder& r) {
-      return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
-    });
-    coop_peak = double(groups) * (local / 32) * iterations * 4 * 2.0 * 16 * 16 * 16 / s;
-  }
-  std::printf("peak: fp32 FMA %.1f TFLOP/s", fma_peak * 1e-12);
-  if (coop_peak > 0) std::printf(", fp16 cooperative matrix (f32 accumulators) %.1f TFLOP/s", coop_peak * 1e-12);
-  std::printf("\n\n");
+  };
 
   const Layer layers[] = {
       {"resnet50 conv1 7x7 s2", 3, 64, 224, 224, 7, 2, 3},
@@ -164,73 +150,141 @@ int main(int argc, char** argv) {
       {"resnet50 3x3 512 7x7", 512, 512, 7, 7, 3, 1, 1},
       {"resnet50 1x1 512->2048 7x7", 512, 2048, 7, 7, 1, 1, 0},
       {"vgg16 3x3 64 224x224", 64, 64, 224, 224, 3, 1, 1},
+      {"vgg16 3x3 128 112x112", 128, 128, 112, 112, 3, 1, 1},
       {"vgg16 3x3 256 56x56", 256, 256, 56, 56, 3, 1, 1},
       {"vgg16 3x3 512 28x28", 512, 512, 28, 28, 3, 1, 1},
+      {"vgg16 3x3 512 14x14", 512, 512, 14, 14, 3, 1, 1},
+      {"alexnet 5x5 64->192 27x27", 64, 192, 27, 27, 5, 1, 2},
+      {"mobilenet 1x1 512->512 14x14", 512, 512, 14, 14, 1, 1, 0},
+      {"mobilenet 1x1 1024->1024 7x7", 1024, 1024, 7, 7, 1, 1, 0},
       {"mobilenet_v2 1x1 32->192 56x56", 32, 192, 56, 56, 1, 1, 0},
       {"grouped 1x1 240->240 g3 28x28", 240, 240, 28, 28, 1, 1, 0, 3},
       {"grouped 3x3 g8 (8 per group) 28x28", 64, 64, 28, 28, 3, 1, 1, 8},
       {"odd 3x3 37->53 dil 2 31x29", 37, 53, 31, 29, 3, 1, 2, 1, 2},
   };
-  std::printf("%-36s %8s | %22s | %22s | %10s\n", "layer", "GFLOP", "GEMM coopmat us TF/s %",
-              "GEMM FMA us TF/s %", "direct us");
-  for (const Layer& l : layers) {
-    const int ow = out_extent(l.w, l.kernel, l.stride, l.pad, l.dilation);
-    const int oh = out_extent(l.h, l.kernel, l.stride, l.pad, l.dilation);
-    const int in_pack = l.c % 4 == 0 ? 4 : 1, out_pack = l.outc % 4 == 0 ? 4 : 1;
-    const int per_in = l.c / l.group;
-    const int K = per_in * l.kernel * l.kernel;
-    const double flops = 2.0 * double(ow) * oh * l.outc * K;
-    const ivk::VkMat in(scratch.get(), 0, Shape::of(l.w, l.h, l.c), ElemType::f16, in_pack);
-    const std::size_t at_out = (in.bytes() + 255) / 256 * 256;
-    const ivk::VkMat out(scratch.get(), at_out, Shape::of(ow, oh, l.outc), ElemType::f16, out_pack);
-    const std::size_t at_w = at_out + (out.bytes() + 255) / 256 * 256;
-    const ivk::VkMat w_gemm(scratch.get(), at_w,
-                           Shape::of(l.outc * ivk::conv_gemm_k_pad(K)), ElemType::f16, 1);
-    const ivk::VkMat w_direct(scratch.get(), at_w, Shape::of(l.outc * K), ElemType::f16, 1);
-    const std::size_t at_b = at_w + (w_gemm.bytes() + 255) / 256 * 256;
-    const ivk::VkMat bias(scratch.get(), at_b, Shape::of(l.outc), ElemType::f16, 1);
-    if (at_b + bias.bytes() > scratch->bytes()) die(infer::make_error("too large"), l.name);
-    ivk::ConvolutionParams p;
-    p.kernel_w = p.kernel_h = l.kernel;
-    p.stride_w = p.stride_h = l.stride;
-    p.pad_left = p.pad_top = l.pad;
-    p.dilation_w = p.dilation_h = l.dilation;
-    p.group = l.group;
-    p.act = {ivk::Activation::relu, 0.f, 0.f};
-    auto gemm = [&](ivk::GemmPath path) {
-      return time_it(*ctx, cache, repeats, [&](ivk::Recorder& r) {
-        return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p, path);
+  double fma_peak = 0, coop_peak = 0;  // measured after the warm-up, below
+  // One pass over the layers: `print` false builds every pipeline (one repetition each, nothing
+  // printed), true measures.
+  auto pass = [&](bool print) {
+    const int reps = print ? repeats : 1;
+    if (print)
+      std::printf("%-36s %8s | %22s | %22s | %10s\n", "layer", "GFLOP", "GEMM coopmat us TF/s %",
+                  "GEMM FMA us TF/s %", "direct us");
+    for (const Layer& l : layers) {
+      const int ow = out_extent(l.w, l.kernel, l.stride, l.pad, l.dilation);
+      const int oh = out_extent(l.h, l.kernel, l.stride, l.pad, l.dilation);
+      const int in_pack = l.c % 4 == 0 ? 4 : 1, out_pack = l.outc % 4 == 0 ? 4 : 1;
+      const int per_in = l.c / l.group;
+      const int K = per_in * l.kernel * l.kernel;
+      const double flops = 2.0 * double(ow) * oh * l.outc * K;
+      const ivk::VkMat in(scratch.get(), 0, Shape::of(l.w, l.h, l.c), ElemType::f16, in_pack);
+      const std::size_t at_out = (in.bytes() + 255) / 256 * 256;
+      const ivk::VkMat out(scratch.get(), at_out, Shape::of(ow, oh, l.outc), ElemType::f16,
+                           out_pack);
+      const std::size_t at_w = at_out + (out.bytes() + 255) / 256 * 256;
+      const ivk::VkMat w_gemm(scratch.get(), at_w, Shape::of(l.outc * ivk::conv_gemm_k_pad(K)),
+                              ElemType::f16, 1);
+      const ivk::VkMat w_direct(scratch.get(), at_w, Shape::of(l.outc * K), ElemType::f16, 1);
+      const std::size_t at_b = at_w + (w_gemm.bytes() + 255) / 256 * 256;
+      const ivk::VkMat bias(scratch.get(), at_b, Shape::of(l.outc), ElemType::f16, 1);
+      if (at_b + bias.bytes() > scratch->bytes()) die(infer::make_error("too large"), l.name);
+      ivk::ConvolutionParams p;
+      p.kernel_w = p.kernel_h = l.kernel;
+      p.stride_w = p.stride_h = l.stride;
+      p.pad_left = p.pad_top = l.pad;
+      p.dilation_w = p.dilation_h = l.dilation;
+      p.group = l.group;
+      p.act = {ivk::Activation::relu, 0.f, 0.f};
+      auto gemm = [&](ivk::GemmPath path) {
+        return time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
+          return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p, path);
+        });
+      };
+      auto cell = [&](double s, double peak) {
+        return fmt::format("{:8.1f} {:6.1f} {:5.1f}", s * 1e6, flops / s * 1e-12,
+                           peak > 0 ? 100 * flops / s / peak : 0.0);
+      };
+      const std::string coop = info.cooperative_matrix
+                                   ? cell(gemm(ivk::GemmPath::cooperative_matrix), coop_peak)
+                                   : fmt::format("{:>22}", "n/a");
+      const std::string fma = cell(gemm(ivk::GemmPath::fma), fma_peak);
+      const double direct = time_it(*ctx, cache, std::max(1, reps / 4), [&](ivk::Recorder& r) {
+        return ivk::record_convolution(r, in, out, w_direct, &bias, p);
       });
-    };
-    auto cell = [&](double s, double peak) {
-      return fmt::format("{:8.1f} {:6.1f} {:5.1f}", s * 1e6, flops / s * 1e-12,
-                         peak > 0 ? 100 * flops / s / peak : 0.0);
-    };
-    const std::string coop = info.cooperative_matrix
-                                 ? cell(gemm(ivk::GemmPath::cooperative_matrix), coop_peak)
-                                 : fmt::format("{:>22}", "n/a");
-    const std::string fma = cell(gemm(ivk::GemmPath::fma), fma_peak);
-    const double direct = time_it(*ctx, cache, std::max(1, repeats / 4), [&](ivk::Recorder& r) {
-      return ivk::record_convolution(r, in, out, w_direct, &bias, p);
-    });
-    std::printf("%-36s %8.3f | %s | %s | %10.1f\n", l.name, flops * 1e-9, coop.c_str(), fma.c_str(),
-                direct * 1e6);
-    if (info.cooperative_matrix) {
-      // Every tensor-core tile (sg_m x sg_n subgroups of 32 x 64), beside the automatic choice.
-      const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh,
-                                                        l.group, info.compute_units);
-      std::string row = fmt::format("  tiles (us, auto {}x{}):", chosen.sg_m, chosen.sg_n);
-      for (int sg_m : {1, 2, 4})
-        for (int sg_n : {1, 2, 4}) {
-          if (sg_m * sg_n > 8) continue;
-          const double t = time_it(*ctx, cache, repeats, [&](ivk::Recorder& r) {
+      if (print)
+        std::printf("%-36s %8.3f | %s | %s | %10.1f\n", l.name, flops * 1e-9, coop.c_str(),
+                    fma.c_str(), direct * 1e6);
+      if (info.cooperative_matrix) {
+        // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
+        // then the fastest over several splits.
+        const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(l.outc / l.group, info.max_shared_memory);
+        auto tc = [&](ivk::TcTile t, int splits) {
+          if (!print) {  // where a pipeline fails, the last line names it
+            std::fprintf(stderr, "building: %s, tile %dx%d step %d, %d splits\n", l.name, t.sg_m,
+                         t.sg_n, t.bk, splits);
+            std::fflush(stderr);
+          }
+          return time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
             return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p,
-                                         ivk::GemmPath::cooperative_matrix, 0, {sg_m, sg_n});
+                                         ivk::GemmPath::cooperative_matrix, splits, t);
           });
-          row += fmt::format(" {}x{} {:.1f}", sg_m, sg_n, t * 1e6);
+        };
+        ivk::TcTile best_tile;
+        double best = std::numeric_limits<double>::infinity();
+        for (int bk : steps) {
+          std::string row = fmt::format("  k step {} (us, auto {}x{} step {}):", bk, chosen.sg_m,
+                                        chosen.sg_n, chosen.bk);
+          for (int sg_m : {1, 2, 4})
+            for (int sg_n : {1, 2, 4}) {
+              if (sg_m * sg_n > 8) continue;
+              if (ivk::conv_gemm_tc_shared_bytes({sg_m, sg_n, bk}) > info.max_shared_memory) {
+                row += fmt::format(" {}x{} -", sg_m, sg_n);  // does not fit
+                continue;
+              }
+              const double t = tc({sg_m, sg_n, bk}, 0);
+              if (t < best) best = t, best_tile = {sg_m, sg_n, bk};
+              row += fmt::format(" {}x{} {:.1f}", sg_m, sg_n, t * 1e6);
+            }
+          if (print) std::printf("%s\n", row.c_str());
         }
-      std::printf("%s\n", row.c_str());
+        std::string row = fmt::format("  splits of {}x{} step {} (us):", best_tile.sg_m,
+                                      best_tile.sg_n, best_tile.bk);
+        for (int splits : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48})
+          row += fmt::format(" {} {:.1f}", splits, tc(best_tile, splits) * 1e6);
+        if (print) std::printf("%s\n", row.c_str());
+      }
     }
+  };
+  pass(false);
+  warm_up();
+  // Peaks.
+  const ivk::VkMat whole(scratch.get(), 0, Shape::of(16 << 20), ElemType::f32, 1);
+  const ivk::VkMat* peak_blobs[] = {&whole};
+  const int iterations = 4096;
+  {
+    const std::uint32_t groups = 4096, local = 256;
+    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, iterations)};
+    const ivk::ShaderCode code{"peak.comp (f32)", infer::shaders::peak_f32, 1, 0};
+    const double s = time_it(*ctx, cache, 3, [&](ivk::Recorder& r) {
+      return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
+    });
+    fma_peak = double(groups) * local * iterations * 8 * 4 * 2 / s;
   }
+  if (info.cooperative_matrix) {
+    const std::uint32_t groups = 1024, local = 128;
+    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, iterations)};
+    const ivk::ShaderCode code{"peak.comp (cooperative matrix)", infer::shaders::peak_coopmat, 1,
+                               0};
+    const double s = time_it(*ctx, cache, 3, [&](ivk::Recorder& r) {
+      return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
+    });
+    coop_peak = double(groups) * (local / 32) * iterations * 4 * 2.0 * 16 * 16 * 16 / s;
+  }
+  std::printf("peak: fp32 FMA %.1f TFLOP/s", fma_peak * 1e-12);
+  if (coop_peak > 0)
+    std::printf(", fp16 cooperative matrix (f32 accumulators) %.1f TFLOP/s", coop_peak * 1e-12);
+  std::printf("\n\n");
+
+  pass(true);
   return 0;
 }

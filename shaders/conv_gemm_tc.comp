@@ -5,9 +5,11 @@
 //
 // A workgroup of sg_m x sg_n subgroups computes a (32 sg_m) x (64 sg_n) tile of the output, each
 // subgroup 32 x 64 of it as 2 x 4 products; the host picks sg_m, sg_n (1, 2 or 4) from the
-// group's M and the pixel count N. K steps by 32: the workgroup copies the weight tile
-// [rows][32 k] and the gathered input tile [pixels][32 k] into shared memory as 16-byte units
-// (eight k), rows padded by one unit so that the matrix loads of eight rows hit distinct banks,
+// group's M and the pixel count N. K steps by BK (32 or 64, chosen by the host: a longer step
+// has more loads in flight per invocation and half the barriers per k): the workgroup copies the
+// weight tile [rows][BK k] and the gathered input tile [pixels][BK k] into shared memory as
+// 16-byte units (eight k), rows padded by one unit so that the matrix loads of eight rows hit
+// distinct banks,
 // and fetches the next step's units into registers while the subgroups multiply. The input gather
 // decomposes k into (tap, channel) once per step for each half of a unit: no division per value.
 // Pack-4 inputs whose group channels are a multiple of 4 load four channels of one pixel at once;
@@ -18,7 +20,7 @@
 // pixel each (conv_gemm_common.glsl), or the partial sums of a split K.
 // Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
 // Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
-// 19 sg_m, 20 sg_n. Push constants as conv_gemm.comp.
+// 19 sg_m, 20 sg_n, 21 bk (32 or 64). Push constants as conv_gemm.comp; k_split a multiple of bk.
 // infer-variants: coopmat
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -50,6 +52,7 @@ layout(constant_id = 17) const int split = 0;
 layout(constant_id = 18) const int res_pack = 0;
 layout(constant_id = 19) const int sg_m = 2;
 layout(constant_id = 20) const int sg_n = 2;
+layout(constant_id = 21) const int bk = 32;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;  // 4 halves
@@ -74,10 +77,12 @@ layout(push_constant) uniform Push {
 const int THREADS = 32 * sg_m * sg_n;
 const int BM = 32 * sg_m;
 const int BN = 64 * sg_n;
-const int BK = 32;
-const int ROW = BK / 8 + 1;         // 16-byte units per shared row: 4 of data, 1 of padding
-const int A_UNITS = 4 / sg_n;       // weight units each invocation copies per step
-const int B_UNITS = 8 / sg_m;       // input units each invocation copies per step
+const int BK = bk;
+const int KU = BK / 8;              // 16-byte units of a row per step
+const int ROW = KU + 1;             // units per shared row: KU of data, 1 of padding
+const int A_UNITS = BM * KU / THREADS;  // weight units each invocation copies per step
+const int B_UNITS = BN * KU / THREADS;  // input units each invocation copies per step
+const int RSTEP = THREADS / KU;     // rows between an invocation's units
 const int C_ROW = 20;               // floats per row of a subgroup's 16 x 16 scratch
 
 shared uvec4 As[BM * ROW];               // [row m][k / 8]
@@ -102,24 +107,25 @@ void main() {
 
   // The unit of eight k this invocation copies (the same for its A and B units), and the input
   // pixels of its B units.
-  const int kq = tid % 4;
-  int iy0[8], ix0[8];
-  bool p_ok[8];
+  const int kq = tid % KU;
+  int iy0[B_UNITS], ix0[B_UNITS];
+  bool p_ok[B_UNITS];
   [[unroll]] for (int j = 0; j < B_UNITS; ++j) {
-    const int p = n0 + tid / 4 + j * (THREADS / 4);
+    const int p = n0 + tid / KU + j * RSTEP;
     p_ok[j] = p < N;
     const int oy = p_ok[j] ? p / pc.outw : 0;
     iy0[j] = oy * stride_h - pc.pad_top;
     ix0[j] = (p_ok[j] ? p - oy * pc.outw : 0) * stride_w - pc.pad_left;
   }
-  uvec4 a_reg[4], b_reg[8];
+  uvec4 a_reg[A_UNITS], b_reg[B_UNITS];
 
   // Loads step k0's units into a_reg, b_reg.
 #define FETCH(k0)                                                                              \
   {                                                                                            \
     [[unroll]] for (int i = 0; i < A_UNITS; ++i) {                                             \
-      const int am = m0 + tid / 4 + i * (THREADS / 4);                                         \
-      a_reg[i] = am < M ? weights_raw.v[((g * M + am) * pc.K_pad + (k0)) / 8 + kq] : uvec4(0); \
+      const int am = m0 + tid / KU + i * RSTEP;                                                \
+      const bool a_ok = am < M && (k0) + 8 * kq < pc.K_pad;                                    \
+      a_reg[i] = a_ok ? weights_raw.v[((g * M + am) * pc.K_pad + (k0)) / 8 + kq] : uvec4(0);   \
     }                                                                                          \
     const int kb = (k0) + kq * 8;                                                              \
     if (vec_in) {                                                                              \
@@ -180,9 +186,9 @@ void main() {
   for (int k0 = k_begin; k0 < k_end; k0 += BK) {
     barrier();
     [[unroll]] for (int i = 0; i < A_UNITS; ++i)
-      As[(tid / 4 + i * (THREADS / 4)) * ROW + kq] = a_reg[i];
+      As[(tid / KU + i * RSTEP) * ROW + kq] = a_reg[i];
     [[unroll]] for (int j = 0; j < B_UNITS; ++j)
-      Bs[(tid / 4 + j * (THREADS / 4)) * ROW + kq] = b_reg[j];
+      Bs[(tid / KU + j * RSTEP) * ROW + kq] = b_reg[j];
     memoryBarrierShared();
     barrier();
     if (k0 + BK < k_end) FETCH(k0 + BK)

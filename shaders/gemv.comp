@@ -1,7 +1,10 @@
 // InnerProduct over one sample: top[o] = act(bias[o] + sum_k W[o][k] x[k]), a matrix-vector
-// product bound by the weights' bandwidth. A workgroup of 32 x 8 invocations takes 8 rows; the 32
-// of a row stride over k (four consecutive weights per load when K is a multiple of 4, so each
-// row's loads are contiguous across the invocations), then sum their partials in shared memory.
+// product bound by the weights' bandwidth. A workgroup of 32 x 8 invocations takes 8 rows. K goes
+// in chunks of 1024: the workgroup first gathers the chunk of x into shared memory (one index
+// decomposition per value for all 8 rows, not one per weight), then the 32 of a row read four
+// consecutive weights at a time (K a multiple of 4; else one), contiguous across the invocations,
+// the chunk's loads unrolled so that eight of them are in flight, and sum their partials in shared
+// memory at the end.
 // x is the input blob read in ncnn's order (channel, y, x) whatever its pack: k = (c * h + y) * w
 // + x, at (c / pack) * cstep * pack + (y * w + x) * pack + c % pack (a 1-D blob: cstep 1, h 1).
 // Weights in ncnn's order [output][k]. The output is 1-D (contiguous at any pack).
@@ -10,6 +13,7 @@
 // Push constants: the input's w, h, channel step (packed elements); K; the outputs.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #if INFER_FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
 #define STORE float16_t
@@ -38,6 +42,8 @@ layout(push_constant) uniform Push {
 
 #include "activation.glsl"
 
+const int CHUNK = 1024;
+shared float xs[CHUNK];
 shared float partial[8][33];
 
 float x_at(int k) {
@@ -49,18 +55,30 @@ float x_at(int k) {
 void main() {
   const int lane = int(gl_LocalInvocationID.x);
   const int r = int(gl_LocalInvocationID.y);
+  const int tid = r * 32 + lane;
   const int o = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * 8 + r;
+  const bool live = o < pc.outputs;
+  const bool by4 = pc.K % 4 == 0;
   float sum = 0.0;
-  if (o < pc.outputs) {
-    if (pc.K % 4 == 0) {
-      const int row = o * (pc.K / 4);
-      for (int k4 = lane; k4 < pc.K / 4; k4 += 32) {
-        const vec4 wv = vec4(weights4.v[row + k4]);
-        const int k = 4 * k4;
-        sum += wv.x * x_at(k) + wv.y * x_at(k + 1) + wv.z * x_at(k + 2) + wv.w * x_at(k + 3);
+  for (int k0 = 0; k0 < pc.K; k0 += CHUNK) {
+    const int n = min(CHUNK, pc.K - k0);
+    barrier();  // the previous chunk's reads are done
+    for (int i = tid; i < n; i += 256) xs[i] = x_at(k0 + i);
+    memoryBarrierShared();
+    barrier();
+    if (live && by4) {
+      const int row = (o * pc.K + k0) / 4;
+      vec4 wv[CHUNK / 128];  // all of the chunk's loads first, then the products
+      [[unroll]] for (int u = 0; u < CHUNK / 128; ++u) {
+        const int k4 = lane + 32 * u;
+        wv[u] = 4 * k4 < n ? vec4(weights4.v[row + k4]) : vec4(0.0);
       }
-    } else {
-      for (int k = lane; k < pc.K; k += 32) sum += float(weights.v[o * pc.K + k]) * x_at(k);
+      [[unroll]] for (int u = 0; u < CHUNK / 128; ++u) {
+        const int k = 4 * (lane + 32 * u);
+        if (k < n) sum += dot(wv[u], vec4(xs[k], xs[k + 1], xs[k + 2], xs[k + 3]));
+      }
+    } else if (live) {
+      for (int k = lane; k < n; k += 32) sum += float(weights.v[o * pc.K + k0 + k]) * xs[k];
     }
   }
   partial[r][lane] = sum;
@@ -71,7 +89,7 @@ void main() {
     memoryBarrierShared();
     barrier();
   }
-  if (lane == 0 && o < pc.outputs) {
+  if (lane == 0 && live) {
     const float b = bias_term != 0 ? float(bias.v[o]) : 0.0;
     top.v[o] = STORE(activate(partial[r][0] + b, act, p0, p1));
   }

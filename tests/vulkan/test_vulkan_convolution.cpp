@@ -242,17 +242,20 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
         if (type == ElemType::f16 && g_ctx->info().cooperative_matrix) {
           runs.push_back({Kernel::gemm_coopmat, {}, res, res_pack});
           runs.push_back({Kernel::gemm_coopmat_whole, {}, res, res_pack});
-          // Every tensor-core tile on the case of several tiles (K split and whole) and on the
-          // odd-channel one (whole), one pack pair each: each tile is a pipeline of its own, and
-          // building hundreds of them outlasts a GPU machine's call.
+          // Every tensor-core tile and K step on the case of several tiles (K split and whole)
+          // and on the odd-channel one (whole), one pack pair each: each tile is a pipeline of
+          // its own, and building hundreds of them outlasts a GPU machine's call.
           const bool multi_tile = k.outc == 70, odd = k.c == 5;
           if (multi_tile || odd)
-            for (int sg_m : {1, 2, 4})
-              for (int sg_n : {1, 2, 4})
-                if (sg_m * sg_n <= 8) {
-                  if (multi_tile) runs.push_back({Kernel::gemm_coopmat, {sg_m, sg_n}, res, res_pack});
-                  runs.push_back({Kernel::gemm_coopmat_whole, {sg_m, sg_n}, res, res_pack});
-                }
+            for (int bk : {32, 64})
+              for (int sg_m : {1, 2, 4})
+                for (int sg_n : {1, 2, 4})
+                  if (const infer::vk::TcTile t{sg_m, sg_n, bk};
+                      sg_m * sg_n <= 8 && infer::vk::conv_gemm_tc_shared_bytes(t) <=
+                                              g_ctx->info().max_shared_memory) {
+                    if (multi_tile) runs.push_back({Kernel::gemm_coopmat, t, res, res_pack});
+                    runs.push_back({Kernel::gemm_coopmat_whole, t, res, res_pack});
+                  }
         }
       }
       for (const Run& run : runs)
@@ -275,11 +278,11 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
           for (std::size_t i = 0; i < want.v.size(); ++i)
             if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
           INFO(fmt::format("{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
-                           "in pack {} out pack {}, kernel {} tile {}x{}, residual {} (pack {}): "
-                           "{} wrong, first at {}: got {} want {}",
+                           "in pack {} out pack {}, kernel {} tile {}x{} step {}, residual {} "
+                           "(pack {}): {} wrong, first at {}: got {} want {}",
                            p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
                            int(p.act.kind), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
-                           out_pack, int(run.kernel), run.tile.sg_m, run.tile.sg_n,
+                           out_pack, int(run.kernel), run.tile.sg_m, run.tile.sg_n, run.tile.bk,
                            run.residual != nullptr, run.res_pack, bad, first, got.v[first],
                            want.v[first]));
           CHECK(bad == 0);
@@ -359,4 +362,55 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan]
     REQUIRE_FALSE(tile.ok());
     CHECK_THAT(tile.message(), Catch::Contains("a tensor-core tile of 4 x 4 subgroups"));
   }
+}
+
+namespace {
+
+/// A Recorder of a device with cooperative matrices and Vulkan's least shared memory (16 KB)
+/// that records nothing: counts dispatches.
+class SmallSharedRecorder final : public infer::vk::Recorder {
+ public:
+  std::string_view device_name() const override { return "small-shared device"; }
+  bool fp16_storage() const override { return true; }
+  bool cooperative_matrix() const override { return true; }
+  infer::Status dispatch(const infer::vk::ShaderCode&, std::array<std::uint32_t, 3>,
+                         std::span<const infer::vk::SpecValue>,
+                         std::span<const infer::vk::VkMat* const>, std::span<const std::byte>,
+                         std::array<std::uint32_t, 3>) override {
+    ++dispatches;
+    return {};
+  }
+  infer::Status copy(const infer::vk::VkMat&, std::size_t, const infer::vk::VkMat&, std::size_t,
+                     std::size_t) override {
+    return {};
+  }
+  infer::Status barrier() override { return {}; }
+  int dispatches = 0;
+};
+
+}  // namespace
+
+TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused saying so",
+          "[vulkan][convolution][errors]") {
+  auto buf = infer::vk::Buffer::create(*g_ctx, 1 << 17, infer::vk::MemoryKind::device);
+  REQUIRE(buf.ok());
+  const infer::vk::VkMat in(buf->get(), 0, Shape::of(9, 9, 96), ElemType::f16, 4);
+  const infer::vk::VkMat out(buf->get(), 32768, Shape::of(9, 9, 128), ElemType::f16, 4);
+  const infer::vk::VkMat w(buf->get(), 65536, Shape::of(128 * 96), ElemType::f16, 1);
+  ConvolutionParams p;
+  SmallSharedRecorder rec;
+  // The automatic tile (4 x 1 for 128 channels, 20 KB) shrinks to fit 16 KB.
+  CHECK(infer::vk::conv_gemm_tc_shared_bytes(infer::vk::TcTile{4, 1, 32}) > 16384);
+  const infer::vk::TcTile chosen = infer::vk::conv_gemm_tc_tile(128, 16384);
+  CHECK(infer::vk::conv_gemm_tc_shared_bytes(chosen) <= 16384);
+  CHECK(chosen.sg_m == 2);
+  CHECK(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p,
+                                    infer::vk::GemmPath::cooperative_matrix).ok());
+  CHECK(rec.dispatches >= 1);
+  // A tile named by the caller that does not fit is an error, not a fault on the device.
+  const infer::Status big = infer::vk::record_conv_gemm(
+      rec, in, out, w, nullptr, p, infer::vk::GemmPath::cooperative_matrix, 1, {2, 4, 64});
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.message(), Catch::Contains("2 x 4 subgroups stepping by 64 needs 56320 bytes of "
+                                            "shared memory, small-shared device has 16384"));
 }

@@ -106,6 +106,17 @@ TEST_CASE("Vulkan layers: convolutions", "[vulkan][layers]") {
   fc.activation.type = 1;
   GpuLayerTester(fc, "InnerProduct 3-D input").inputs({Shape::of(5, 3, 8)}).run();
   GpuLayerTester(fc, "InnerProduct 1-D input").inputs({Shape::of(120)}).run();
+  // K over several of the kernel's 1024-value chunks, the last one partial: a multiple of 4
+  // (7x7x48 = 2352) and not (7x7x45 = 2205, odd channels).
+  for (const Shape& in : {Shape::of(7, 7, 48), Shape::of(7, 7, 45)}) {
+    L::InnerProduct big;
+    big.num_output = 19;
+    big.bias_term = 1;
+    big.weight_data_size = 19 * int(in.total());
+    big.weight_data = values(std::size_t(big.weight_data_size), 11, -0.05f, 0.05f);
+    big.bias_data = values(19, 12);
+    GpuLayerTester(big, fmt::format("InnerProduct K {}", in.total())).inputs({in}).run();
+  }
 }
 
 TEST_CASE("Vulkan layers: pooling", "[vulkan][layers]") {

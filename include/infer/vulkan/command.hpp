@@ -195,6 +195,9 @@ class CommandRecorder final : public Recorder {
   bool fp16_storage() const override { return cmd_->context().info().fp16_storage; }
   bool cooperative_matrix() const override { return cmd_->context().info().cooperative_matrix; }
   std::uint32_t compute_units() const override { return cmd_->context().info().compute_units; }
+  std::uint32_t max_shared_memory() const override {
+    return cmd_->context().info().max_shared_memory;
+  }
   Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,
                   std::span<const SpecValue> spec, std::span<const VkMat* const> blobs,
                   std::span<const std::byte> push, std::array<std::uint32_t, 3> groups) override {

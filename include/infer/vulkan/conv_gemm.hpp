@@ -51,45 +51,46 @@ inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int out
 }
 
 /// The tensor-core kernel's workgroup: sg_m x sg_n subgroups (each 1, 2 or 4, at most 8 in all),
-/// each computing 32 output channels x 64 pixels.
+/// each computing 32 output channels x 64 pixels, stepping through K by bk (32 or 64).
 struct TcTile {
   int sg_m = 0, sg_n = 0;  ///< 0: conv_gemm_tc_tile's choice
+  int bk = 0;              ///< 0: conv_gemm_tc_tile's choice
 };
 
-/// The tile for `groups` groups of M output channels over N pixels on a device of `units` compute
-/// units (0: unknown, taken as 64): as many subgroups along M as its channels fill (32, 64, then
-/// 128 rows), the rest along N as far as its pixels fill them; then smaller (N first) while the
-/// tiles would not give every unit a workgroup.
-constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int groups = 1, std::uint32_t units = 0) {
-  TcTile t;
-  t.sg_m = M <= 32 ? 1 : M <= 64 ? 2 : 4;
-  const std::size_t n64 = (N + 63) / 64;
-  t.sg_n = 1;
-  while (t.sg_n * 2 <= 8 / t.sg_m && t.sg_n * 2 <= 4 && std::size_t(t.sg_n * 2) <= n64) t.sg_n *= 2;
-  auto tiles = [&] {
-    return (std::size_t(M) + std::size_t(32 * t.sg_m) - 1) / std::size_t(32 * t.sg_m) *
-           ((N + std::size_t(64 * t.sg_n) - 1) / std::size_t(64 * t.sg_n)) * std::size_t(groups);
-  };
-  const std::size_t want = units ? units : 64;
-  while (tiles() < want && (t.sg_n > 1 || t.sg_m > 1)) {
-    if (t.sg_n > 1)
-      t.sg_n /= 2;
-    else
-      t.sg_m /= 2;
-  }
+/// The shared memory of a tensor-core tile, in bytes: the weight and input tiles (rows of bk / 8
+/// 16-byte units plus one of padding) and each subgroup's 16 x 16 f32 epilogue scratch (rows of
+/// 20), as shaders/conv_gemm_tc.comp declares them.
+constexpr std::size_t conv_gemm_tc_shared_bytes(TcTile t) {
+  const std::size_t row = std::size_t(t.bk / 8 + 1) * 16;
+  return std::size_t(32 * t.sg_m + 64 * t.sg_n) * row + std::size_t(t.sg_m * t.sg_n) * 16 * 20 * 4;
+}
+
+/// The tile for M output channels per group on a device with `shared` bytes of shared memory a
+/// workgroup: 4 x 1 subgroups (128 channels x 64 pixels) where the group has more than 64
+/// channels, else 2 x 1 (smaller where the shared memory is short); K steps by 32. On the
+/// H100/H200 (timings in benchmarks/bench_gpu_conv) a workgroup's time goes mostly to gathering
+/// its input tile, which its invocations share: 128 invocations over 64 pixels beat smaller tiles
+/// on every layer measured, and beat wider ones (more pixels) except where a wide layer has
+/// channels to spare; rows past M cost less than the gather they save. Filling the device is left
+/// to splitting K (conv_gemm_splits).
+constexpr TcTile conv_gemm_tc_tile(int M, std::uint32_t shared) {
+  TcTile t{M > 64 ? 4 : 2, 1, 32};
+  while (t.sg_m > 1 && conv_gemm_tc_shared_bytes(t) > shared) t.sg_m /= 2;
   return t;
 }
 
 /// How many parts K is split into when a convolution's output has `tiles` workgroup tiles (all
-/// groups) and K_pad = `k_pad`, on a device of `units` compute units (0: unknown, taken as 64):
-/// enough workgroups for four on each unit, where a workgroup's loads wait on memory with little
-/// arithmetic between them and only other workgroups hide that wait, each part summing at least
-/// 128 of K; 1 where the tiles alone are enough.
-constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units) {
-  const std::size_t target = 4 * std::size_t(units ? units : 64);
+/// groups) and K_pad = `k_pad`, on a device of `units` compute units (0: unknown, taken as 64).
+/// Tensor-core tiles (`coop`): enough workgroups for about one and a half on each unit, each part
+/// at least 64 of K (two steps); on the FMA kernel, four on each unit, each part at least 128 of
+/// K. A workgroup's loads wait on memory with little arithmetic between them and only other
+/// workgroups hide that wait; 1 where the tiles alone are enough.
+constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units, bool coop = false) {
+  const std::size_t u = units ? units : 64;
+  const std::size_t target = coop ? u + u / 2 : 4 * u;
   if (tiles == 0 || tiles >= target) return 1;
   const int want = int((target + tiles - 1) / tiles);
-  const int most = k_pad / 128;
+  const int most = k_pad / (coop ? 64 : 128);
   return std::max(1, std::min(want, most));
 }
 
@@ -138,13 +139,20 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   const int M = out.c / cp.group;
   const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
   if (coop) {
-    if (tile.sg_m == 0 || tile.sg_n == 0)
-      tile = conv_gemm_tc_tile(M, pixels, cp.group, rec.compute_units());
+    const TcTile chosen = conv_gemm_tc_tile(M, rec.max_shared_memory());
+    if (tile.sg_m == 0 || tile.sg_n == 0) tile.sg_m = chosen.sg_m, tile.sg_n = chosen.sg_n;
+    if (tile.bk == 0) tile.bk = chosen.bk;
     auto fits = [](int s) { return s == 1 || s == 2 || s == 4; };
-    if (!fits(tile.sg_m) || !fits(tile.sg_n) || tile.sg_m * tile.sg_n > 8)
+    if (!fits(tile.sg_m) || !fits(tile.sg_n) || tile.sg_m * tile.sg_n > 8 ||
+        (tile.bk != 32 && tile.bk != 64))
       return make_error("Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups (each "
-                        "1, 2 or 4, at most 8 in all)",
-                        tile.sg_m, tile.sg_n);
+                        "1, 2 or 4, at most 8 in all) stepping by {} (32 or 64)",
+                        tile.sg_m, tile.sg_n, tile.bk);
+    if (conv_gemm_tc_shared_bytes(tile) > rec.max_shared_memory())
+      return make_error("Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups "
+                        "stepping by {} needs {} bytes of shared memory, {} has {}",
+                        tile.sg_m, tile.sg_n, tile.bk, conv_gemm_tc_shared_bytes(tile),
+                        rec.device_name(), rec.max_shared_memory());
   }
   const std::size_t tile_m = coop ? std::size_t(32 * tile.sg_m) : 64;
   const std::size_t tile_n = coop ? std::size_t(64 * tile.sg_n) : 64;
@@ -155,8 +163,9 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                       "exceed the dispatch limits (65535 tiles of {} x {} a dimension)",
                       pixels, M, cp.group, tile_m, tile_n);
   const std::size_t tiles = n_tiles * m_tiles * std::size_t(cp.group);
-  if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad, rec.compute_units());
-  const int k_split = (K_pad / 32 + splits - 1) / splits * 32;
+  if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad, rec.compute_units(), coop);
+  const int step = coop ? tile.bk : 32;  // the kernel's K step: each part a whole number of them
+  const int k_split = ((K_pad + step - 1) / step + splits - 1) / splits * step;
   splits = (K_pad + k_split - 1) / k_split;
   if (std::size_t(splits) * std::size_t(cp.group) > 65535)
     return make_error("Vulkan GEMM convolution: {} splits of {} groups exceed the dispatch limit",
@@ -180,7 +189,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
             : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
       6, 14 * 4};
   const auto [res_pack, res_cstep] = detail::residual_layout(cp);
-  std::array<SpecValue, 18> spec{};
+  std::array<SpecValue, 19> spec{};
   const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
   std::copy(shared.begin(), shared.end(), spec.begin());
   // The split kernel stores partial sums; the residual comes in at the reduction then.
@@ -188,6 +197,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   spec[15] = SpecValue::of(18, splits > 1 ? 0 : res_pack);
   spec[16] = SpecValue::of(19, coop ? tile.sg_m : 1);
   spec[17] = SpecValue::of(20, coop ? tile.sg_n : 1);
+  spec[18] = SpecValue::of(21, coop ? tile.bk : 32);
   const std::int32_t push[14] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
                                  out.w, out.h, out.c, std::int32_t(top.cstep()),
                                  cp.pad_left, cp.pad_top, K, K_pad, k_split, res_cstep};
@@ -196,7 +206,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                           splits > 1 ? &partial : none, cp.residual ? cp.residual : none};
   const std::uint32_t threads = coop ? std::uint32_t(32 * tile.sg_m * tile.sg_n) : 128u;
   INFER_TRY(rec.dispatch(code, {threads, 1, 1},
-                         std::span<const SpecValue>(spec.data(), coop ? 18 : 16), blobs,
+                         std::span<const SpecValue>(spec.data(), coop ? 19 : 16), blobs,
                          std::as_bytes(std::span(push)),
                          {std::uint32_t(n_tiles), std::uint32_t(m_tiles),
                           std::uint32_t(cp.group * splits)}));

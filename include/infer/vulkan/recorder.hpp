@@ -36,6 +36,8 @@ class Recorder {
   virtual bool cooperative_matrix() const { return false; }
   /// The device's streaming multiprocessors (compute units); 0 where it does not say.
   virtual std::uint32_t compute_units() const { return 0; }
+  /// The shared memory a workgroup may use, in bytes (Vulkan's least, 16 KB, where unknown).
+  virtual std::uint32_t max_shared_memory() const { return 16384; }
   /// Records one dispatch of `code` with workgroup size `local` (constants 0-2), constants `spec`
   /// (ids from 3), blob i at binding i, `push` as push constants, `groups` workgroups.
   virtual Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,
