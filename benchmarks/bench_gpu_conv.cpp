@@ -217,7 +217,9 @@ int main(int argc, char** argv) {
       if (info.cooperative_matrix) {
         // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
         // then the fastest over several splits.
-        const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(l.outc / l.group, info.max_shared_memory);
+        const ivk::TcTile chosen =
+            ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh, l.group,
+                                   info.compute_units, info.max_shared_memory);
         auto tc = [&](ivk::TcTile t, int splits) {
           if (!print) {  // where a pipeline fails, the last line names it
             std::fprintf(stderr, "building: %s, tile %dx%d step %d, %d splits\n", l.name, t.sg_m,

@@ -107,12 +107,12 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   infer::vk::Context& ctx = *g_ctx;
   const Kernel kernel = run.kernel;
   const infer::Mat host_in = host_mat(in, type, in_pack);
-  const infer::Mat host_r = run.residual ? host_mat(*run.residual, type, run.res_pack) : infer::Mat();
+  const infer::Mat host_r =
+      run.residual ? host_mat(*run.residual, type, run.res_pack) : infer::Mat();
   const std::vector<float> laid =
-      kernel == Kernel::direct
-          ? weights
-          : infer::vk::conv_gemm_weights(weights, k.outc, k.c / k.p.group, k.p.kernel_h,
-                                         k.p.kernel_w);
+      kernel == Kernel::direct ? weights
+                               : infer::vk::conv_gemm_weights(weights, k.outc, k.c / k.p.group,
+                                                              k.p.kernel_h, k.p.kernel_w);
   RefTensor wt(Shape::of(int(laid.size()))), bt(Shape::of(std::max<int>(1, int(bias.size()))));
   wt.v = laid;
   if (!bias.empty()) bt.v = bias;
@@ -141,8 +141,8 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   REQUIRE(cmd.ok());
   REQUIRE((*cmd)->begin().ok());
   std::size_t staged = 0;
-  for (auto [h, d] : {std::pair{&host_in, &d_in}, std::pair{&host_w, &d_w}, std::pair{&host_b, &d_b},
-                      std::pair{&host_r, &d_r}}) {
+  for (auto [h, d] : {std::pair{&host_in, &d_in}, std::pair{&host_w, &d_w},
+                      std::pair{&host_b, &d_b}, std::pair{&host_r, &d_r}}) {
     if (h->empty()) continue;
     REQUIRE(infer::vk::upload(**cmd, *h, **staging, staged, *d).ok());
     staged += (h->bytes() + 255) / 256 * 256;
@@ -154,15 +154,13 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   const infer::Status rec =
       kernel == Kernel::direct
           ? infer::vk::record_convolution(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p)
-          : infer::vk::record_conv_gemm(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p,
-                                        kernel == Kernel::gemm_fma || kernel == Kernel::gemm_fma_whole
-                                            ? infer::vk::GemmPath::fma
-                                            : infer::vk::GemmPath::cooperative_matrix,
-                                        kernel == Kernel::gemm_fma_whole ||
-                                                kernel == Kernel::gemm_coopmat_whole
-                                            ? 1
-                                            : 0,
-                                        run.tile);
+          : infer::vk::record_conv_gemm(
+                recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p,
+                kernel == Kernel::gemm_fma || kernel == Kernel::gemm_fma_whole
+                    ? infer::vk::GemmPath::fma
+                    : infer::vk::GemmPath::cooperative_matrix,
+                kernel == Kernel::gemm_fma_whole || kernel == Kernel::gemm_coopmat_whole ? 1 : 0,
+                run.tile);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
   REQUIRE((*cmd)->barrier().ok());
@@ -196,18 +194,18 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       {4, 8, 9, 7, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
       {3, 16, 11, 9, conv(3, 3, 1, 2, 1, 1, Activation::leaky_relu, 0.1f)},  // RGB first layer
       {8, 4, 12, 10, conv(3, 3, 2, 1, 2, 1, Activation::clip, -0.5f, 0.5f)},
-      {5, 7, 9, 8, conv(5, 5, 1, 1, 2, 1), false},                        // odd channels
+      {5, 7, 9, 8, conv(5, 5, 1, 1, 2, 1), false},  // odd channels
       {4, 8, 15, 13, conv(7, 7, 1, 2, 3, 1, Activation::hardswish, 1.f / 6, 0.5f)},
-      {8, 8, 10, 9, conv(3, 3, 1, 1, 1, 2)},                              // 2 groups
-      {12, 12, 9, 9, conv(3, 3, 1, 2, 1, 12, Activation::sigmoid)},       // depthwise
-      {8, 8, 10, 7, conv(5, 5, 2, 1, 4, 8, Activation::relu), false},     // depthwise, dilated
-      {16, 8, 6, 5, conv(3, 1, 1, 1, 0, 4)},                              // 3x1, 4 groups
+      {8, 8, 10, 9, conv(3, 3, 1, 1, 1, 2)},                           // 2 groups
+      {12, 12, 9, 9, conv(3, 3, 1, 2, 1, 12, Activation::sigmoid)},    // depthwise
+      {8, 8, 10, 7, conv(5, 5, 2, 1, 4, 8, Activation::relu), false},  // depthwise, dilated
+      {16, 8, 6, 5, conv(3, 1, 1, 1, 0, 4)},                           // 3x1, 4 groups
       // Several GEMM tiles: M 70 and N 143 (partial tiles on both), K 612 (many steps, padded;
       // split in 5 parts of 128 by the automatic choice).
       {68, 70, 13, 11, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
-      {96, 132, 9, 9, conv(1, 1, 1, 2, 0, 1)},                            // 1x1 stride 2
+      {96, 132, 9, 9, conv(1, 1, 1, 2, 0, 1)},                                // 1x1 stride 2
       {18, 30, 10, 7, conv(3, 3, 1, 1, 1, 3, Activation::leaky_relu, 0.2f)},  // 6 in per group
-      {24, 24, 11, 10, conv(3, 3, 2, 1, 2, 3)},                           // 8 per group, dilated
+      {24, 24, 11, 10, conv(3, 3, 2, 1, 2, 3)},  // 8 per group, dilated
   };
   infer::vk::PipelineCache cache(*g_ctx);
   unsigned seed = 1;
@@ -226,9 +224,10 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       const RefTensor raw = random_tensor(Shape::of(k.w, k.h, k.c), ++seed);
       RefTensor in(raw.shape);
       in.v = stored(raw.v, type);
-      const std::vector<float> weights =
-          stored(random_tensor(Shape::of(k.outc * per_in * p.kernel_w * p.kernel_h), ++seed,
-                               -0.5f, 0.5f).v, type);
+      const std::vector<float> weights = stored(
+          random_tensor(Shape::of(k.outc * per_in * p.kernel_w * p.kernel_h), ++seed, -0.5f, 0.5f)
+              .v,
+          type);
       const std::vector<float> bias =
           k.bias ? stored(random_tensor(Shape::of(k.outc), ++seed).v, type) : std::vector<float>{};
       RefTensor residual(Shape::of(outw, outh, k.outc));
@@ -251,47 +250,48 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
               for (int sg_m : {1, 2, 4})
                 for (int sg_n : {1, 2, 4})
                   if (const infer::vk::TcTile t{sg_m, sg_n, bk};
-                      sg_m * sg_n <= 8 && infer::vk::conv_gemm_tc_shared_bytes(t) <=
-                                              g_ctx->info().max_shared_memory) {
+                      sg_m * sg_n <= 8 &&
+                      infer::vk::conv_gemm_tc_shared_bytes(t) <= g_ctx->info().max_shared_memory) {
                     if (multi_tile) runs.push_back({Kernel::gemm_coopmat, t, res, res_pack});
                     runs.push_back({Kernel::gemm_coopmat_whole, t, res, res_pack});
                   }
         }
       }
       for (const Run& run : runs)
-      for (int in_pack : {1, 4})
-        for (int out_pack : {1, 4}) {
-          if (k.c % in_pack || k.outc % out_pack) continue;
-          // A chosen tile: the widest packs only.
-          if (run.tile.sg_m != 0 && (in_pack != (k.c % 4 == 0 ? 4 : 1) ||
-                                     out_pack != (k.outc % 4 == 0 ? 4 : 1)))
-            continue;
-          const RefTensor got = run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack,
-                                        cache, run);
-          REQUIRE(got.v.size() == want.v.size());
-          // f32: sums in another order; f16: the output rounded to 11 bits (and, on the tensor
-          // cores, products of f16 values summed in f32: the same inputs as the reference).
-          const float tol = type == ElemType::f32 ? 1e-4f : 4e-3f;
-          float scale = 1.f;
-          for (float v : want.v) scale = std::max(scale, std::abs(v));
-          std::size_t bad = 0, first = 0;
-          for (std::size_t i = 0; i < want.v.size(); ++i)
-            if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
-          INFO(fmt::format("{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
-                           "in pack {} out pack {}, kernel {} tile {}x{} step {}, residual {} "
-                           "(pack {}): {} wrong, first at {}: got {} want {}",
-                           p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
-                           int(p.act.kind), k.c, k.outc, outw, outh, infer::to_string(type), in_pack,
-                           out_pack, int(run.kernel), run.tile.sg_m, run.tile.sg_n, run.tile.bk,
-                           run.residual != nullptr, run.res_pack, bad, first, got.v[first],
-                           want.v[first]));
-          CHECK(bad == 0);
-        }
+        for (int in_pack : {1, 4})
+          for (int out_pack : {1, 4}) {
+            if (k.c % in_pack || k.outc % out_pack) continue;
+            // A chosen tile: the widest packs only.
+            if (run.tile.sg_m != 0 &&
+                (in_pack != (k.c % 4 == 0 ? 4 : 1) || out_pack != (k.outc % 4 == 0 ? 4 : 1)))
+              continue;
+            const RefTensor got =
+                run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack, cache, run);
+            REQUIRE(got.v.size() == want.v.size());
+            // f32: sums in another order; f16: the output rounded to 11 bits (and, on the tensor
+            // cores, products of f16 values summed in f32: the same inputs as the reference).
+            const float tol = type == ElemType::f32 ? 1e-4f : 4e-3f;
+            float scale = 1.f;
+            for (float v : want.v) scale = std::max(scale, std::abs(v));
+            std::size_t bad = 0, first = 0;
+            for (std::size_t i = 0; i < want.v.size(); ++i)
+              if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
+            INFO(fmt::format(
+                "{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
+                "in pack {} out pack {}, kernel {} tile {}x{} step {}, residual {} "
+                "(pack {}): {} wrong, first at {}: got {} want {}",
+                p.kernel_w, p.kernel_h, p.dilation_w, p.stride_w, p.pad_left, p.group,
+                int(p.act.kind), k.c, k.outc, outw, outh, infer::to_string(type), in_pack, out_pack,
+                int(run.kernel), run.tile.sg_m, run.tile.sg_n, run.tile.bk, run.residual != nullptr,
+                run.res_pack, bad, first, got.v[first], want.v[first]));
+            CHECK(bad == 0);
+          }
     }
   }
 }
 
-TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan][convolution][errors]") {
+TEST_CASE("Vulkan convolution rejects what does not fit, saying what",
+          "[vulkan][convolution][errors]") {
   infer::vk::Context& ctx = *g_ctx;
   infer::vk::PipelineCache cache(ctx);
   auto buf = infer::vk::Buffer::create(ctx, 1 << 16, infer::vk::MemoryKind::device);
@@ -330,10 +330,10 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what", "[vulkan]
   CHECK(infer::vk::record_conv_gemm(rec, in, out, w_gemm, nullptr, p).ok());
   const infer::Status unlaid = infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p);
   REQUIRE_FALSE(unlaid.ok());
-  CHECK_THAT(unlaid.message(), Catch::Contains("216 weights, expected 384") &&
-                                   Catch::Contains("conv_gemm_weights"));
-  const infer::Status coop = infer::vk::record_conv_gemm(
-      rec, in, out, w_gemm, nullptr, p, infer::vk::GemmPath::cooperative_matrix);
+  CHECK_THAT(unlaid.message(),
+             Catch::Contains("216 weights, expected 384") && Catch::Contains("conv_gemm_weights"));
+  const infer::Status coop = infer::vk::record_conv_gemm(rec, in, out, w_gemm, nullptr, p,
+                                                         infer::vk::GemmPath::cooperative_matrix);
   REQUIRE_FALSE(coop.ok());
   CHECK_THAT(coop.message(), Catch::Contains("cooperative matrices asked for, which take f16"));
   const infer::vk::VkMat flat(buf->get(), 0, Shape::of(100), ElemType::f32, 1);
@@ -399,13 +399,18 @@ TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused sayi
   const infer::vk::VkMat w(buf->get(), 65536, Shape::of(128 * 96), ElemType::f16, 1);
   ConvolutionParams p;
   SmallSharedRecorder rec;
-  // The automatic tile (4 x 1 for 128 channels, 20 KB) shrinks to fit 16 KB.
+  // The automatic tile (4 x 1 for 128 channels over few pixels, 20 KB) shrinks to fit 16 KB;
+  // with pixels enough for a 4 x 1 tile on every unit it is 2 x 1.
+  CHECK(infer::vk::conv_gemm_tc_tile(128, 81, 1, 132, 49152).sg_m == 4);
+  CHECK(infer::vk::conv_gemm_tc_tile(128, 132 * 64, 1, 132, 49152).sg_m == 2);
+  CHECK(infer::vk::conv_gemm_tc_tile(64, 81, 1, 132, 49152).sg_m == 2);
   CHECK(infer::vk::conv_gemm_tc_shared_bytes(infer::vk::TcTile{4, 1, 32}) > 16384);
-  const infer::vk::TcTile chosen = infer::vk::conv_gemm_tc_tile(128, 16384);
+  const infer::vk::TcTile chosen = infer::vk::conv_gemm_tc_tile(128, 81, 1, 0, 16384);
   CHECK(infer::vk::conv_gemm_tc_shared_bytes(chosen) <= 16384);
   CHECK(chosen.sg_m == 2);
   CHECK(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p,
-                                    infer::vk::GemmPath::cooperative_matrix).ok());
+                                    infer::vk::GemmPath::cooperative_matrix)
+            .ok());
   CHECK(rec.dispatches >= 1);
   // A tile named by the caller that does not fit is an error, not a fault on the device.
   const infer::Status big = infer::vk::record_conv_gemm(

@@ -65,16 +65,21 @@ constexpr std::size_t conv_gemm_tc_shared_bytes(TcTile t) {
   return std::size_t(32 * t.sg_m + 64 * t.sg_n) * row + std::size_t(t.sg_m * t.sg_n) * 16 * 20 * 4;
 }
 
-/// The tile for M output channels per group on a device with `shared` bytes of shared memory a
-/// workgroup: 4 x 1 subgroups (128 channels x 64 pixels) where the group has more than 64
-/// channels, else 2 x 1 (smaller where the shared memory is short); K steps by 32. On the
-/// H100/H200 (timings in benchmarks/bench_gpu_conv) a workgroup's time goes mostly to gathering
-/// its input tile, which its invocations share: 128 invocations over 64 pixels beat smaller tiles
-/// on every layer measured, and beat wider ones (more pixels) except where a wide layer has
-/// channels to spare; rows past M cost less than the gather they save. Filling the device is left
-/// to splitting K (conv_gemm_splits).
-constexpr TcTile conv_gemm_tc_tile(int M, std::uint32_t shared) {
+/// The tile for `groups` groups of M output channels over N pixels on a device of `units`
+/// compute units (0: unknown, taken as 64) with `shared` bytes of shared memory a workgroup:
+/// 4 x 1 subgroups (128 channels x 64 pixels) where the group has more than 64 channels, else
+/// 2 x 1; 2 x 1 too where 4 x 1 tiles alone would give every unit a workgroup (then more, smaller
+/// workgroups even out the last wave); smaller where the shared memory is short. K steps by 32.
+/// On the H100/H200 (timings in benchmarks/bench_gpu_conv) a workgroup's time goes mostly to
+/// gathering its input tile, which its invocations share: 128 invocations over 64 pixels beat
+/// smaller tiles on the layers measured, and wider ones (more pixels) except on some wide layers
+/// with channels to spare; rows past M cost less than the gather they save. Filling the device
+/// is otherwise left to splitting K (conv_gemm_splits).
+constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int groups, std::uint32_t units,
+                                   std::uint32_t shared) {
   TcTile t{M > 64 ? 4 : 2, 1, 32};
+  const std::size_t tiles4 = (std::size_t(M) + 127) / 128 * ((N + 63) / 64) * std::size_t(groups);
+  if (tiles4 >= std::size_t(units ? units : 64)) t.sg_m = 2;
   while (t.sg_m > 1 && conv_gemm_tc_shared_bytes(t) > shared) t.sg_m /= 2;
   return t;
 }
@@ -139,7 +144,8 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   const int M = out.c / cp.group;
   const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
   if (coop) {
-    const TcTile chosen = conv_gemm_tc_tile(M, rec.max_shared_memory());
+    const TcTile chosen =
+        conv_gemm_tc_tile(M, pixels, cp.group, rec.compute_units(), rec.max_shared_memory());
     if (tile.sg_m == 0 || tile.sg_n == 0) tile.sg_m = chosen.sg_m, tile.sg_n = chosen.sg_n;
     if (tile.bk == 0) tile.bk = chosen.bk;
     auto fits = [](int s) { return s == 1 || s == 2 || s == 4; };
