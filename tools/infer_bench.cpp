@@ -98,6 +98,19 @@ infer::Status load_bench_net(const std::filesystem::path& param, infer::Net& net
   return {};
 }
 
+/// Runs `forward` `warmup` times; on a GPU then on for at least a second: a GPU may idle at a low
+/// clock and reach its boost only under sustained load (an H100 here: 345 MHz until about a
+/// second of back-to-back work, then 1980).
+template <class F>
+infer::Status warm_up(const infer::graph::Target& target, int warmup, F&& forward) {
+  for (int i = 0; i < warmup; ++i) INFER_TRY(forward());
+  if (target.device != infer::graph::Device::cpu && warmup > 0)
+    for (const auto start = std::chrono::steady_clock::now();
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(1);)
+      INFER_TRY(forward());
+  return {};
+}
+
 infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int warmup, int loops,
                             bool profile, const infer::graph::Target& target,
                             const infer::Option& base) {
@@ -106,14 +119,7 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   infer::Net net(target, opt);
   infer::Mat in;
   INFER_TRY(load_bench_net(param, net, in));
-  for (int i = 0; i < warmup; ++i) INFER_TRY(net.run(in));
-  // A GPU may idle at a low clock and reach its boost only under sustained load (an H100 here:
-  // 345 MHz until about a second of back-to-back work, then 1980): on the GPU the warm-up goes on
-  // for at least a second.
-  if (target.device != infer::graph::Device::cpu && warmup > 0)
-    for (const auto start = std::chrono::steady_clock::now();
-         std::chrono::steady_clock::now() - start < std::chrono::seconds(1);)
-      INFER_TRY(net.run(in));
+  INFER_TRY(warm_up(target, warmup, [&] { return net.run(in); }));
   if (profile) {
     // Per-step times, the minimum of each step over `loops` more runs, slowest first; then the
     // totals by kind of step (layer type, repack, cast).
@@ -267,13 +273,7 @@ infer::Result<double> bench_callers(const std::filesystem::path& param, int call
   INFER_TRY(load_bench_net(param, net, in));
   std::vector<infer::NetContext> ctx;
   for (int c = 0; c < callers; ++c) ctx.push_back(net.context());
-  for (auto& x : ctx)
-    for (int i = 0; i < warmup; ++i) INFER_TRY(x.run(in));
-  // On a GPU, at least a second of back-to-back forwards first (see bench).
-  if (target.device != infer::graph::Device::cpu && warmup > 0)
-    for (const auto start = std::chrono::steady_clock::now();
-         std::chrono::steady_clock::now() - start < std::chrono::seconds(1);)
-      INFER_TRY(ctx.front().run(in));
+  for (auto& x : ctx) INFER_TRY(warm_up(target, warmup, [&] { return x.run(in); }));
   double best = 0;
   for (int r = 0; r < rounds; ++r) {
     std::atomic<int> failed{0};

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -132,5 +133,41 @@ inline infer::test::RefTensor run_on_device(const std::vector<infer::Mat>& hosts
                                             infer::vk::PipelineCache& cache, F&& record) {
   return run_on_device(hosts, std::vector<std::size_t>{result}, cache, std::forward<F>(record))[0];
 }
+
+/// A device as a kernel sees it, with the features a test names, that records nothing: counts
+/// dispatches and barriers.
+struct FakeDevice {
+  std::string_view name = "fake device";
+  bool fp16_storage = true;
+  bool cooperative_matrix = false;
+  std::uint32_t max_shared_memory = 16384;
+};
+class FakeRecorder final : public infer::vk::Recorder {
+ public:
+  explicit FakeRecorder(FakeDevice d) : d_(d) {}
+  std::string_view device_name() const override { return d_.name; }
+  bool fp16_storage() const override { return d_.fp16_storage; }
+  bool cooperative_matrix() const override { return d_.cooperative_matrix; }
+  std::uint32_t max_shared_memory() const override { return d_.max_shared_memory; }
+  infer::Status dispatch(const infer::vk::ShaderCode&, std::array<std::uint32_t, 3>,
+                         std::span<const infer::vk::SpecValue>,
+                         std::span<const infer::vk::VkMat* const>, std::span<const std::byte>,
+                         std::array<std::uint32_t, 3>) override {
+    ++dispatches;
+    return {};
+  }
+  infer::Status copy(const infer::vk::VkMat&, std::size_t, const infer::vk::VkMat&, std::size_t,
+                     std::size_t) override {
+    return {};
+  }
+  infer::Status barrier() override {
+    ++barriers;
+    return {};
+  }
+  int dispatches = 0, barriers = 0;
+
+ private:
+  FakeDevice d_;
+};
 
 }  // namespace infer::vk::test

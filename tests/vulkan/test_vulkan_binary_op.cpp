@@ -337,31 +337,6 @@ std::vector<ElemType> storage_types() {
   return t;
 }
 
-/// A Recorder that records nothing: counts dispatches and barriers, and says what fp16 it has.
-class CountingRecorder final : public infer::vk::Recorder {
- public:
-  explicit CountingRecorder(bool fp16) : fp16_(fp16) {}
-  std::string_view device_name() const override { return "counting device"; }
-  bool fp16_storage() const override { return fp16_; }
-  infer::Status dispatch(const infer::vk::ShaderCode&, std::array<std::uint32_t, 3>,
-                         std::span<const infer::vk::SpecValue>, std::span<const VkMat* const>,
-                         std::span<const std::byte>, std::array<std::uint32_t, 3>) override {
-    ++dispatches;
-    return {};
-  }
-  infer::Status copy(const VkMat&, std::size_t, const VkMat&, std::size_t, std::size_t) override {
-    return {};
-  }
-  infer::Status barrier() override {
-    ++barriers;
-    return {};
-  }
-  int dispatches = 0, barriers = 0;
-
- private:
-  bool fp16_;
-};
-
 }  // namespace
 
 TEST_CASE("Vulkan BinaryOp matches the scalar definition for every op and broadcast",
@@ -556,7 +531,7 @@ TEST_CASE("Vulkan BinaryOp and Eltwise reject what does not fit, saying what",
   const VkMat a_f16(b0, 0, Shape::of(7, 5, 12), ElemType::f16, 1);
   const VkMat unbound;
 
-  CountingRecorder rec(true);
+  infer::vk::test::FakeRecorder rec({"counting device", true});
   const auto binary = [&](const VkMat& x, const VkMat* y, const VkMat& o,
                           BinaryOpKind op = BinaryOpKind::add) {
     return infer::vk::record_binary_op(rec, x, y, o, op);
@@ -584,7 +559,7 @@ TEST_CASE("Vulkan BinaryOp and Eltwise reject what does not fit, saying what",
              "b (1-D 12 f32 pack 1 at byte 8192) overlaps the output");
   fails_with(binary(unbound, nullptr, out), "a is an unbound blob");
   fails_with(binary(huge, nullptr, huge), "of 8589934592 values is beyond 2^31");
-  CountingRecorder no_fp16(false);
+  infer::vk::test::FakeRecorder no_fp16({"counting device", false});
   fails_with(infer::vk::record_binary_op(no_fp16, a_f16, nullptr, a_f16, BinaryOpKind::mul),
              "counting device has no 16-bit storage");
 

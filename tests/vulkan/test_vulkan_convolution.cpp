@@ -364,32 +364,6 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what",
   }
 }
 
-namespace {
-
-/// A Recorder of a device with cooperative matrices and Vulkan's least shared memory (16 KB)
-/// that records nothing: counts dispatches.
-class SmallSharedRecorder final : public infer::vk::Recorder {
- public:
-  std::string_view device_name() const override { return "small-shared device"; }
-  bool fp16_storage() const override { return true; }
-  bool cooperative_matrix() const override { return true; }
-  infer::Status dispatch(const infer::vk::ShaderCode&, std::array<std::uint32_t, 3>,
-                         std::span<const infer::vk::SpecValue>,
-                         std::span<const infer::vk::VkMat* const>, std::span<const std::byte>,
-                         std::array<std::uint32_t, 3>) override {
-    ++dispatches;
-    return {};
-  }
-  infer::Status copy(const infer::vk::VkMat&, std::size_t, const infer::vk::VkMat&, std::size_t,
-                     std::size_t) override {
-    return {};
-  }
-  infer::Status barrier() override { return {}; }
-  int dispatches = 0;
-};
-
-}  // namespace
-
 TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused saying so",
           "[vulkan][convolution][errors]") {
   auto buf = infer::vk::Buffer::create(*g_ctx, 1 << 17, infer::vk::MemoryKind::device);
@@ -398,7 +372,7 @@ TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused sayi
   const infer::vk::VkMat out(buf->get(), 32768, Shape::of(9, 9, 128), ElemType::f16, 4);
   const infer::vk::VkMat w(buf->get(), 65536, Shape::of(128 * 96), ElemType::f16, 1);
   ConvolutionParams p;
-  SmallSharedRecorder rec;
+  infer::vk::test::FakeRecorder rec({"small-shared device", true, true, 16384});
   // The automatic tile (4 x 1 for 128 channels over few pixels, 20 KB) shrinks to fit 16 KB;
   // with pixels enough for a 4 x 1 tile on every unit it is 2 x 1.
   CHECK(infer::vk::conv_gemm_tc_tile(128, 81, 1, 132, 49152).sg_m == 4);

@@ -186,31 +186,9 @@ TEST_CASE("Vulkan: dispatch checks its bindings and push constants", "[vulkan][e
   CHECK_THAT(broken.message(), Catch::Contains("junk.comp"));
 }
 
-namespace {
-/// A device as a kernel sees it, without 16-bit storage: records nothing, counts dispatches.
-class NoFp16Recorder final : public infer::vk::Recorder {
- public:
-  std::string_view device_name() const override { return "a device without 16-bit storage"; }
-  bool fp16_storage() const override { return false; }
-  infer::Status dispatch(const infer::vk::ShaderCode&, std::array<std::uint32_t, 3>,
-                         std::span<const infer::vk::SpecValue>,
-                         std::span<const infer::vk::VkMat* const>, std::span<const std::byte>,
-                         std::array<std::uint32_t, 3>) override {
-    ++dispatches;
-    return {};
-  }
-  infer::Status copy(const infer::vk::VkMat&, std::size_t, const infer::vk::VkMat&, std::size_t,
-                     std::size_t) override {
-    return {};
-  }
-  infer::Status barrier() override { return {}; }
-  int dispatches = 0;
-};
-}  // namespace
-
 TEST_CASE("Vulkan: a device without a feature a kernel needs is an error naming both",
           "[vulkan][errors]") {
-  NoFp16Recorder rec;
+  infer::vk::test::FakeRecorder rec({"a device without 16-bit storage", false});
   auto buf = infer::vk::Buffer::create(*g_ctx, 4096, infer::vk::MemoryKind::device);
   REQUIRE(buf.ok());
   const infer::vk::VkMat f16(buf->get(), 0, infer::Shape::of(16), infer::ElemType::f16, 1);
