@@ -5,7 +5,9 @@
 // benchmarks/shaders/peak.comp in the same program: fp16 tensor-core products with f32
 // accumulators, and fp32 FMAs.
 //
-//   bench_gpu_conv [device index] [repeats] [K steps, e.g. 32,64 (the default)]
+//   bench_gpu_conv [device index] [repeats] [K steps, e.g. 32,64 (the default)] [layer filter]
+//
+// The filter, substrings separated by '|', keeps the layers whose names hold one of them.
 //
 // Each figure: the minimum over 5 submits of `repeats` back-to-back dispatches (barriers between),
 // divided by `repeats`. Every pipeline is built first (one pass over the layers, untimed); then
@@ -23,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <infer/vulkan/buffer.hpp>
 #include <infer/vulkan/command.hpp>
 #include <infer/vulkan/conv_gemm.hpp>
@@ -61,6 +64,16 @@ T take(infer::Result<T> r, const char* what) {
     std::exit(1);
   }
   return std::move(r).value();
+}
+
+/// Whether `name` holds one of the '|'-separated substrings of `filter`.
+bool matches(const std::string& name, const std::string& filter) {
+  for (std::size_t at = 0; at <= filter.size();) {
+    const std::size_t end = std::min(filter.find('|', at), filter.size());
+    if (end > at && name.find(filter.substr(at, end - at)) != std::string::npos) return true;
+    at = end + 1;
+  }
+  return false;
 }
 
 /// Seconds per repetition of what `record` records (min over 5 submits).
@@ -158,6 +171,10 @@ int main(int argc, char** argv) {
       {"mobilenet 1x1 512->512 14x14", 512, 512, 14, 14, 1, 1, 0},
       {"mobilenet 1x1 1024->1024 7x7", 1024, 1024, 7, 7, 1, 1, 0},
       {"mobilenet_v2 1x1 32->192 56x56", 32, 192, 56, 56, 1, 1, 0},
+      {"mobilenet conv1 3x3 s2 3->32 224x224", 3, 32, 224, 224, 3, 2, 1},
+      {"mnasnet 1x1 72->24 56x56", 72, 24, 56, 56, 1, 1, 0},
+      {"mnasnet 1x1 480->80 14x14", 480, 80, 14, 14, 1, 1, 0},
+      {"mnasnet 1x1 1152->192 7x7", 1152, 192, 7, 7, 1, 1, 0},
       {"grouped 1x1 240->240 g3 28x28", 240, 240, 28, 28, 1, 1, 0, 3},
       {"grouped 3x3 g8 (8 per group) 28x28", 64, 64, 28, 28, 3, 1, 1, 8},
       {"odd 3x3 37->53 dil 2 31x29", 37, 53, 31, 29, 3, 1, 2, 1, 2},
@@ -171,6 +188,7 @@ int main(int argc, char** argv) {
       std::printf("%-36s %8s | %22s | %22s | %10s\n", "layer", "GFLOP", "GEMM coopmat us TF/s %",
                   "GEMM FMA us TF/s %", "direct us");
     for (const Layer& l : layers) {
+      if (argc > 4 && !matches(l.name, argv[4])) continue;
       const int ow = out_extent(l.w, l.kernel, l.stride, l.pad, l.dilation);
       const int oh = out_extent(l.h, l.kernel, l.stride, l.pad, l.dilation);
       const int in_pack = l.c % 4 == 0 ? 4 : 1, out_pack = l.outc % 4 == 0 ? 4 : 1;
@@ -218,8 +236,8 @@ int main(int argc, char** argv) {
         // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
         // then the fastest over several splits.
         const ivk::TcTile chosen =
-            ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh, l.group,
-                                   info.compute_units, info.max_shared_memory);
+            ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh, ivk::conv_gemm_k_pad(K),
+                                   l.group, info.compute_units, info.max_shared_memory);
         auto tc = [&](ivk::TcTile t, int splits) {
           if (!print) {  // where a pipeline fails, the last line names it
             std::fprintf(stderr, "building: %s, tile %dx%d step %d, %d splits\n", l.name, t.sg_m,
@@ -281,6 +299,16 @@ int main(int argc, char** argv) {
       return r.dispatch(code, {local, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
     });
     coop_peak = double(groups) * (local / 32) * iterations * 4 * 2.0 * 16 * 16 * 16 / s;
+  }
+  {
+    // The floor of one step: a dispatch of one workgroup that does next to nothing, barriers
+    // between, as a network's steps are recorded.
+    const ivk::SpecValue spec[] = {ivk::SpecValue::of(3, 1)};
+    const ivk::ShaderCode code{"peak.comp (f32)", infer::shaders::peak_f32, 1, 0};
+    const double s = time_it(*ctx, cache, 100, [&](ivk::Recorder& r) {
+      return r.dispatch(code, {64, 1, 1}, spec, peak_blobs, {}, {1, 1, 1});
+    });
+    std::printf("dispatch floor: %.2f us a step (one workgroup, barriers between)\n", s * 1e6);
   }
   std::printf("peak: fp32 FMA %.1f TFLOP/s", fma_peak * 1e-12);
   if (coop_peak > 0)

@@ -169,8 +169,10 @@ void main() {
   }
 
   // Epilogue: four consecutive output channels of the group at one pixel of the tile.
-  [[unroll]] for (int r = 0; r < 2; ++r)
+  [[unroll]] for (int r = 0; r < 2; ++r) {
+    const vec4 b = bias_quad(g, M, m0 + ty * 8 + 4 * r);
     [[unroll]] for (int j = 0; j < 4; ++j)
       store_quad(g, M, N, part, m0 + ty * 8 + 4 * r, n0 + tx + 16 * j,
-                 vec4(acc[4 * r][j], acc[4 * r + 1][j], acc[4 * r + 2][j], acc[4 * r + 3][j]));
+                 vec4(acc[4 * r][j], acc[4 * r + 1][j], acc[4 * r + 2][j], acc[4 * r + 3][j]), b);
+  }
 }

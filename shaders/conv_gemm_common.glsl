@@ -10,12 +10,21 @@ float input_at(int ic, int iy, int ix) {
                         ic % in_pack]);
 }
 
-// The store: four consecutive output channels m..m+3 of group g (m a multiple of 4 within the
-// group's M) at output pixel q, summed over split `part` of K. With split != 0 the sums go to `partial` in f32 for
-// conv_gemm_reduce.comp; else bias, the residual (res_pack != 0) and the activation are applied
-// and the values stored at the output's pack.
+// The bias of output channels m..m+3 of group g (0 past M or without a bias term).
+vec4 bias_quad(int g, int M, int m) {
+  vec4 b = vec4(0.0);
+  if (bias_term != 0)
+    [[unroll]] for (int e = 0; e < 4; ++e)
+      if (m + e < M) b[e] = float(bias.v[g * M + m + e]);
+  return b;
+}
 
-void store_quad(int g, int M, int N, int part, int m, int q, vec4 v) {
+// The store: four consecutive output channels m..m+3 of group g (m a multiple of 4 within the
+// group's M) at output pixel q, summed over split `part` of K. With split != 0 the sums go to
+// `partial` in f32 for conv_gemm_reduce.comp; else the bias `b` (bias_quad's), the residual
+// (res_pack != 0) and the activation are applied and the values stored at the output's pack.
+
+void store_quad(int g, int M, int N, int part, int m, int q, vec4 v, vec4 b) {
   if (q >= N || m >= M) return;
   const int oc = g * M + m;
   if (split != 0) {
@@ -26,8 +35,7 @@ void store_quad(int g, int M, int N, int part, int m, int q, vec4 v) {
   [[unroll]] for (int e = 0; e < 4; ++e) {
     if (m + e >= M) break;
     const int o = oc + e;
-    float x = v[e];
-    if (bias_term != 0) x += float(bias.v[o]);
+    float x = v[e] + b[e];
     if (res_pack != 0)
       x += float(residual.v[(o / res_pack) * pc.res_cstep * res_pack + q * res_pack + o % res_pack]);
     v[e] = activate(x, act, p0, p1);

@@ -11,13 +11,15 @@
 // 16-byte units (eight k), rows padded by one unit so that the matrix loads of eight rows hit
 // distinct banks,
 // and fetches the next step's units into registers while the subgroups multiply. The input gather
-// decomposes k into (tap, channel) once per step for each half of a unit: no division per value.
+// keeps each of its k positions as (tap, channel) and moves them on by a step's taps and channels:
+// no division in the steps.
 // Pack-4 inputs whose group channels are a multiple of 4 load four channels of one pixel at once;
 // other inputs gather value by value.
 //
-// Each subgroup then writes its products one 16 x 16 block at a time to its own shared scratch,
-// from where its invocations apply bias, residual and activation and store four channels of one
-// pixel each (conv_gemm_common.glsl), or the partial sums of a split K.
+// Each subgroup then writes its products 16 channels x 64 pixels at a time to its own shared
+// scratch (reusing the tiles' memory), from where its invocations apply bias (staged in shared
+// memory at the start), residual and activation and store four channels of one pixel each
+// (conv_gemm_common.glsl), or the partial sums of a split K.
 // Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
 // Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
 // 19 sg_m, 20 sg_n, 21 bk (32 or 64). Push constants as conv_gemm.comp; k_split a multiple of bk.
@@ -83,11 +85,14 @@ const int ROW = KU + 1;             // units per shared row: KU of data, 1 of pa
 const int A_UNITS = BM * KU / THREADS;  // weight units each invocation copies per step
 const int B_UNITS = BN * KU / THREADS;  // input units each invocation copies per step
 const int RSTEP = THREADS / KU;     // rows between an invocation's units
-const int C_ROW = 20;               // floats per row of a subgroup's 16 x 16 scratch
+const int C_COL = 5;                // units per pixel column of the epilogue's scratch: 4 + 1
+const int AB_UNITS = (BM + BN) * ROW;
+const int C_UNITS = sg_m * sg_n * 64 * C_COL;
 
-shared uvec4 As[BM * ROW];               // [row m][k / 8]
-shared uvec4 Bs[BN * ROW];               // [pixel n][k / 8]: B column-major
-shared float Cs[sg_m * sg_n * 16 * C_ROW];
+// The steps' tiles, As = S[0, BM ROW) as [row m][k / 8] and Bs = S[BM ROW, ...) as
+// [pixel n][k / 8] (B column-major); after the last step, each subgroup's epilogue scratch.
+shared uvec4 S[AB_UNITS > C_UNITS ? AB_UNITS : C_UNITS];
+shared float bias_s[BM];
 
 uvec2 halves4(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }
 
@@ -118,27 +123,47 @@ void main() {
     ix0[j] = (p_ok[j] ? p - oy * pc.outw : 0) * stride_w - pc.pad_left;
   }
   uvec4 a_reg[A_UNITS], b_reg[B_UNITS];
+  // The tile's bias, read by the epilogue after the steps' barriers.
+  for (int i = tid; i < BM; i += THREADS)
+    bias_s[i] = bias_term != 0 && m0 + i < M ? float(bias.v[g * M + m0 + i]) : 0.0;
 
-  // Loads step k0's units into a_reg, b_reg.
+  // Where this invocation's weight units start (at k = 0), and whether their rows exist.
+  int a_at[A_UNITS];
+  bool a_row[A_UNITS];
+  [[unroll]] for (int i = 0; i < A_UNITS; ++i) {
+    const int am = m0 + tid / KU + i * RSTEP;
+    a_row[i] = am < M;
+    a_at[i] = (g * M + am) * (pc.K_pad / 8) + kq;
+  }
+  // Its k positions as (tap, channel within the group), for the next step to fetch: kept up to
+  // date by adding BK = step_taps taps + step_c channels at each step, so that no step divides
+  // (a workgroup alone on its unit runs its address arithmetic without other work to hide it).
+  // Four-channel gathers need the unit's two halves, value gathers all eight values.
+  const int step_taps = BK / cin, step_c = BK - step_taps * cin;
+  int tap[8], ch[8];
+  [[unroll]] for (int e = 0; e < 8; ++e) {
+    const int k = k_begin + kq * 8 + (vec_in ? 4 * (e % 2) : e);
+    tap[e] = k / cin;
+    ch[e] = k - tap[e] * cin;
+  }
+  const int n_state = vec_in ? 2 : 8;
+
+  // Loads step k0's units into a_reg, b_reg, then moves the k positions on by a step.
 #define FETCH(k0)                                                                              \
   {                                                                                            \
-    [[unroll]] for (int i = 0; i < A_UNITS; ++i) {                                             \
-      const int am = m0 + tid / KU + i * RSTEP;                                                \
-      const bool a_ok = am < M && (k0) + 8 * kq < pc.K_pad;                                    \
-      a_reg[i] = a_ok ? weights_raw.v[((g * M + am) * pc.K_pad + (k0)) / 8 + kq] : uvec4(0);   \
-    }                                                                                          \
+    [[unroll]] for (int i = 0; i < A_UNITS; ++i)                                               \
+      a_reg[i] = a_row[i] && (k0) + 8 * kq < pc.K_pad ? weights_raw.v[a_at[i] + (k0) / 8]      \
+                                                      : uvec4(0);                              \
     const int kb = (k0) + kq * 8;                                                              \
     if (vec_in) {                                                                              \
       int off[2], dy[2], dx[2];                                                                \
       bool k_ok[2];                                                                            \
       [[unroll]] for (int hh = 0; hh < 2; ++hh) {                                              \
-        const int k = kb + 4 * hh;                                                             \
-        k_ok[hh] = k < pc.K;                                                                   \
-        const int tap = k / cin;                                                               \
-        const int ky = tap / kernel_w;                                                         \
+        k_ok[hh] = kb + 4 * hh < pc.K;                                                         \
+        const int ky = tap[hh] / kernel_w;                                                     \
         dy[hh] = ky * dilation_h;                                                              \
-        dx[hh] = (tap - ky * kernel_w) * dilation_w;                                           \
-        off[hh] = ((g * cin + k - tap * cin) / 4) * pc.cstep;                                  \
+        dx[hh] = (tap[hh] - ky * kernel_w) * dilation_w;                                       \
+        off[hh] = ((g * cin + ch[hh]) / 4) * pc.cstep;                                         \
       }                                                                                        \
       [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
         uvec2 q[2];                                                                            \
@@ -157,13 +182,11 @@ void main() {
       int ic_of[8], dy[8], dx[8];                                                              \
       bool k_ok[8];                                                                            \
       [[unroll]] for (int e = 0; e < 8; ++e) {                                                 \
-        const int k = kb + e;                                                                  \
-        k_ok[e] = k < pc.K;                                                                    \
-        const int tap = k / cin;                                                               \
-        const int ky = tap / kernel_w;                                                         \
+        k_ok[e] = kb + e < pc.K;                                                               \
+        const int ky = tap[e] / kernel_w;                                                      \
         dy[e] = ky * dilation_h;                                                               \
-        dx[e] = (tap - ky * kernel_w) * dilation_w;                                            \
-        ic_of[e] = g * cin + k - tap * cin;                                                    \
+        dx[e] = (tap[e] - ky * kernel_w) * dilation_w;                                         \
+        ic_of[e] = g * cin + ch[e];                                                            \
       }                                                                                        \
       [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
         vec4 v[2] = {vec4(0.0), vec4(0.0)};                                                    \
@@ -172,6 +195,13 @@ void main() {
             v[e / 4][e % 4] = input_at(ic_of[e], iy0[j] + dy[e], ix0[j] + dx[e]);              \
         }                                                                                      \
         b_reg[j] = uvec4(halves4(v[0]), halves4(v[1]));                                        \
+      }                                                                                        \
+    }                                                                                          \
+    [[unroll]] for (int e = 0; e < 8; ++e) {                                                   \
+      if (e < n_state) {                                                                       \
+        ch[e] += step_c;                                                                       \
+        tap[e] += step_taps;                                                                   \
+        if (ch[e] >= cin) ch[e] -= cin, ++tap[e];                                              \
       }                                                                                        \
     }                                                                                          \
   }
@@ -186,38 +216,42 @@ void main() {
   for (int k0 = k_begin; k0 < k_end; k0 += BK) {
     barrier();
     [[unroll]] for (int i = 0; i < A_UNITS; ++i)
-      As[(tid / KU + i * RSTEP) * ROW + kq] = a_reg[i];
+      S[(tid / KU + i * RSTEP) * ROW + kq] = a_reg[i];
     [[unroll]] for (int j = 0; j < B_UNITS; ++j)
-      Bs[(tid / KU + j * RSTEP) * ROW + kq] = b_reg[j];
-    memoryBarrierShared();
+      S[(BM + tid / KU + j * RSTEP) * ROW + kq] = b_reg[j];
     barrier();
     if (k0 + BK < k_end) FETCH(k0 + BK)
     [[unroll]] for (int kk = 0; kk < BK / 16; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b;
       [[unroll]] for (int i = 0; i < 2; ++i)
-        coopMatLoadNV(a[i], As, (wm + 16 * i) * ROW + 2 * kk, ROW, false);
+        coopMatLoadNV(a[i], S, (wm + 16 * i) * ROW + 2 * kk, ROW, false);
       [[unroll]] for (int j = 0; j < 4; ++j) {
-        coopMatLoadNV(b, Bs, (wn + 16 * j) * ROW + 2 * kk, ROW, true);
+        coopMatLoadNV(b, S, (BM + wn + 16 * j) * ROW + 2 * kk, ROW, true);
         [[unroll]] for (int i = 0; i < 2; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
     }
   }
 
-  // Epilogue, one 16 x 16 block at a time through the subgroup's scratch: invocation l takes
-  // pixel l % 16 and the channel quads l / 16 and l / 16 + 2 of the block.
+  // Epilogue, 16 rows (channels) x 64 pixels at a time through the subgroup's scratch, stored
+  // column-major so that four channels of a pixel are one unit: invocation l takes pixels l and
+  // l + 32, each channel quad. No barrier between a round's stores, so their residual reads can
+  // all be in flight together.
+  barrier();  // every subgroup is done with the tiles the scratch reuses
   const int lane = int(gl_SubgroupInvocationID);
-  const int cs = sg * 16 * C_ROW;
-  [[unroll]] for (int i = 0; i < 2; ++i)
-    [[unroll]] for (int j = 0; j < 4; ++j) {
-      coopMatStoreNV(acc[i][j], Cs, cs, C_ROW, false);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      [[unroll]] for (int r = 0; r < 2; ++r) {
-        const int mt = 4 * (lane / 16 + 2 * r), nt = lane % 16;
-        const vec4 v = vec4(Cs[cs + mt * C_ROW + nt], Cs[cs + (mt + 1) * C_ROW + nt],
-                            Cs[cs + (mt + 2) * C_ROW + nt], Cs[cs + (mt + 3) * C_ROW + nt]);
-        store_quad(g, M, N, part, m0 + wm + 16 * i + mt, n0 + wn + 16 * j + nt, v);
+  const int cs = sg * 64 * C_COL;
+  [[unroll]] for (int i = 0; i < 2; ++i) {
+    [[unroll]] for (int j = 0; j < 4; ++j)
+      coopMatStoreNV(acc[i][j], S, cs + 16 * j * C_COL, C_COL, true);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (int r = 0; r < 4; ++r) {
+      const int ml = wm + 16 * i + 4 * r;
+      const vec4 b = vec4(bias_s[ml], bias_s[ml + 1], bias_s[ml + 2], bias_s[ml + 3]);
+      [[unroll]] for (int t = 0; t < 2; ++t) {
+        const int n = lane + 32 * t;
+        store_quad(g, M, N, part, m0 + ml, n0 + wn + n, uintBitsToFloat(S[cs + n * C_COL + r]), b);
       }
-      subgroupBarrier();
     }
+    subgroupBarrier();
+  }
 }

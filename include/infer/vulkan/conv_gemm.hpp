@@ -1,8 +1,9 @@
 // The fast GPU convolution: an implicit GEMM, on the tensor cores through cooperative matrices
 // where the device has them and storage is f16 (shaders/conv_gemm_tc.comp, tiles of 32 x 64 per
 // subgroup), with fp32 FMAs otherwise (shaders/conv_gemm.comp, 64 x 64 tiles); bias, residual and
-// activation in the epilogue. Its weights are laid out at load (conv_gemm_weights). And the matrix-vector product of InnerProduct over one sample
-// (shaders/gemv.comp), weight-bandwidth bound.
+// activation in the epilogue. Its weights are laid out at load (conv_gemm_weights). And the
+// matrix-vector product of InnerProduct over one sample (shaders/gemv.comp), weight-bandwidth
+// bound.
 #pragma once
 
 #include <algorithm>
@@ -46,7 +47,8 @@ inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int out
       for (int t = 0; t < taps; ++t)
         out[std::size_t(oc) * std::size_t(K_pad) + std::size_t(t * in_per_group + ic)] =
             ncnn[(std::size_t(oc) * std::size_t(in_per_group) + std::size_t(ic)) *
-                     std::size_t(taps) + std::size_t(t)];
+                     std::size_t(taps) +
+                 std::size_t(t)];
   return out;
 }
 
@@ -57,26 +59,35 @@ struct TcTile {
   int bk = 0;              ///< 0: conv_gemm_tc_tile's choice
 };
 
-/// The shared memory of a tensor-core tile, in bytes: the weight and input tiles (rows of bk / 8
-/// 16-byte units plus one of padding) and each subgroup's 16 x 16 f32 epilogue scratch (rows of
-/// 20), as shaders/conv_gemm_tc.comp declares them.
+/// The shared memory of a tensor-core tile, in bytes, as shaders/conv_gemm_tc.comp declares it:
+/// the weight and input tiles (rows of bk / 8 16-byte units plus one of padding), whose memory
+/// each subgroup's epilogue scratch (64 pixel columns of 16 f32 plus padding) reuses, and the
+/// tile's bias in f32.
 constexpr std::size_t conv_gemm_tc_shared_bytes(TcTile t) {
-  const std::size_t row = std::size_t(t.bk / 8 + 1) * 16;
-  return std::size_t(32 * t.sg_m + 64 * t.sg_n) * row + std::size_t(t.sg_m * t.sg_n) * 16 * 20 * 4;
+  const std::size_t tiles = std::size_t(32 * t.sg_m + 64 * t.sg_n) * std::size_t(t.bk / 8 + 1);
+  const std::size_t scratch = std::size_t(t.sg_m * t.sg_n) * 64 * 5;
+  return (tiles > scratch ? tiles : scratch) * 16 + std::size_t(32 * t.sg_m) * 4;
 }
 
-/// The tile for `groups` groups of M output channels over N pixels on a device of `units`
-/// compute units (0: unknown, taken as 64) with `shared` bytes of shared memory a workgroup:
-/// 4 x 1 subgroups (128 channels x 64 pixels) where the group has more than 64 channels, else
-/// 2 x 1; 2 x 1 too where 4 x 1 tiles alone would give every unit a workgroup (then more, smaller
-/// workgroups even out the last wave); smaller where the shared memory is short. K steps by 32.
+/// The tile for `groups` groups of M output channels over N pixels and K_pad = `k_pad` on a device
+/// of `units` compute units (0: unknown, taken as 64) with `shared` bytes of shared memory a
+/// workgroup: 4 x 1 subgroups (128 channels x 64 pixels) where the group has more than 64
+/// channels, else 2 x 1; 2 x 1 too where 4 x 1 tiles alone would give every unit a workgroup
+/// (then more, smaller workgroups even out the last wave); K steps by 32. Large products (at
+/// least 256 channels, 784 pixels and 1152 of K: VGG's and wide ResNets' 3x3 layers at 28x28 and
+/// above) take 4 x 2 subgroups stepping by 64, twice the products per value loaded. Smaller tiles
+/// where the shared memory is short.
 /// On the H100/H200 (timings in benchmarks/bench_gpu_conv) a workgroup's time goes mostly to
 /// gathering its input tile, which its invocations share: 128 invocations over 64 pixels beat
-/// smaller tiles on the layers measured, and wider ones (more pixels) except on some wide layers
-/// with channels to spare; rows past M cost less than the gather they save. Filling the device
-/// is otherwise left to splitting K (conv_gemm_splits).
-constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int groups, std::uint32_t units,
+/// smaller tiles on the layers measured, and wider ones (more pixels) except on large products
+/// (4 x 2 stepping by 64: 57-60 us against 85-89 on VGG's 3x3 layer of 256 channels at 56x56,
+/// but 17 against 14 us on ResNet-50's at 14x14); rows past M cost less than the gather they save.
+/// Filling the device is otherwise left to splitting K (conv_gemm_splits).
+constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int k_pad, int groups, std::uint32_t units,
                                    std::uint32_t shared) {
+  constexpr TcTile large{4, 2, 64};
+  if (M >= 256 && N >= 784 && k_pad >= 1152 && conv_gemm_tc_shared_bytes(large) <= shared)
+    return large;
   TcTile t{M > 64 ? 4 : 2, 1, 32};
   const std::size_t tiles4 = (std::size_t(M) + 127) / 128 * ((N + 63) / 64) * std::size_t(groups);
   if (tiles4 >= std::size_t(units ? units : 64)) t.sg_m = 2;
@@ -90,7 +101,8 @@ constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int groups, std::uint32
 /// at least 64 of K (two steps); on the FMA kernel, four on each unit, each part at least 128 of
 /// K. A workgroup's loads wait on memory with little arithmetic between them and only other
 /// workgroups hide that wait; 1 where the tiles alone are enough.
-constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units, bool coop = false) {
+constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units,
+                               bool coop = false) {
   const std::size_t u = units ? units : 64;
   const std::size_t target = coop ? u + u / 2 : 4 * u;
   if (tiles == 0 || tiles >= target) return 1;
@@ -117,10 +129,10 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                                "Vulkan GEMM convolution"));
   const int K = in.c / cp.group * cp.kernel_h * cp.kernel_w, K_pad = conv_gemm_k_pad(K);
   if (weights.shape().total() != std::size_t(out.c) * std::size_t(K_pad))
-    return make_error("Vulkan GEMM convolution: {} weights, expected {} ({} outputs x K {} padded "
-                      "to {}; lay them out with conv_gemm_weights)",
-                      weights.shape().total(), std::size_t(out.c) * std::size_t(K_pad), out.c, K,
-                      K_pad);
+    return make_error(
+        "Vulkan GEMM convolution: {} weights, expected {} ({} outputs x K {} padded "
+        "to {}; lay them out with conv_gemm_weights)",
+        weights.shape().total(), std::size_t(out.c) * std::size_t(K_pad), out.c, K, K_pad);
   if (bias && bias->shape().total() != std::size_t(out.c))
     return make_error("Vulkan GEMM convolution: {} bias values for {} output channels",
                       bias->shape().total(), out.c);
@@ -134,10 +146,11 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       break;
     case GemmPath::cooperative_matrix:
       if (!f16 || !rec.cooperative_matrix())
-        return make_error("Vulkan GEMM convolution: cooperative matrices asked for, {} (storage "
-                          "{}, device {})",
-                          !f16 ? "which take f16 storage" : "which the device does not offer",
-                          to_string(bottom.type()), rec.device_name());
+        return make_error(
+            "Vulkan GEMM convolution: cooperative matrices asked for, {} (storage "
+            "{}, device {})",
+            !f16 ? "which take f16 storage" : "which the device does not offer",
+            to_string(bottom.type()), rec.device_name());
       coop = true;
       break;
   }
@@ -145,29 +158,32 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
   if (coop) {
     const TcTile chosen =
-        conv_gemm_tc_tile(M, pixels, cp.group, rec.compute_units(), rec.max_shared_memory());
+        conv_gemm_tc_tile(M, pixels, K_pad, cp.group, rec.compute_units(), rec.max_shared_memory());
     if (tile.sg_m == 0 || tile.sg_n == 0) tile.sg_m = chosen.sg_m, tile.sg_n = chosen.sg_n;
     if (tile.bk == 0) tile.bk = chosen.bk;
     auto fits = [](int s) { return s == 1 || s == 2 || s == 4; };
     if (!fits(tile.sg_m) || !fits(tile.sg_n) || tile.sg_m * tile.sg_n > 8 ||
         (tile.bk != 32 && tile.bk != 64))
-      return make_error("Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups (each "
-                        "1, 2 or 4, at most 8 in all) stepping by {} (32 or 64)",
-                        tile.sg_m, tile.sg_n, tile.bk);
+      return make_error(
+          "Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups (each "
+          "1, 2 or 4, at most 8 in all) stepping by {} (32 or 64)",
+          tile.sg_m, tile.sg_n, tile.bk);
     if (conv_gemm_tc_shared_bytes(tile) > rec.max_shared_memory())
-      return make_error("Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups "
-                        "stepping by {} needs {} bytes of shared memory, {} has {}",
-                        tile.sg_m, tile.sg_n, tile.bk, conv_gemm_tc_shared_bytes(tile),
-                        rec.device_name(), rec.max_shared_memory());
+      return make_error(
+          "Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups "
+          "stepping by {} needs {} bytes of shared memory, {} has {}",
+          tile.sg_m, tile.sg_n, tile.bk, conv_gemm_tc_shared_bytes(tile), rec.device_name(),
+          rec.max_shared_memory());
   }
   const std::size_t tile_m = coop ? std::size_t(32 * tile.sg_m) : 64;
   const std::size_t tile_n = coop ? std::size_t(64 * tile.sg_n) : 64;
   const std::size_t m_tiles = (std::size_t(M) + tile_m - 1) / tile_m;
   const std::size_t n_tiles = (pixels + tile_n - 1) / tile_n;
   if (n_tiles > 65535 || m_tiles > 65535 || cp.group > 65535)
-    return make_error("Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
-                      "exceed the dispatch limits (65535 tiles of {} x {} a dimension)",
-                      pixels, M, cp.group, tile_m, tile_n);
+    return make_error(
+        "Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
+        "exceed the dispatch limits (65535 tiles of {} x {} a dimension)",
+        pixels, M, cp.group, tile_m, tile_n);
   const std::size_t tiles = n_tiles * m_tiles * std::size_t(cp.group);
   if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad, rec.compute_units(), coop);
   const int step = coop ? tile.bk : 32;  // the kernel's K step: each part a whole number of them
@@ -186,14 +202,13 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
     partial = *s;
     INFER_TRY(rec.barrier());  // earlier users of the scratch memory are done with it
   }
-  const ShaderCode code{
-      coop  ? "conv_gemm_tc.comp (cooperative matrix)"
-      : f16 ? "conv_gemm.comp (f16)"
-            : "conv_gemm.comp (f32)",
-      coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_tc_coopmat)
-      : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
-            : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
-      6, 14 * 4};
+  const ShaderCode code{coop  ? "conv_gemm_tc.comp (cooperative matrix)"
+                        : f16 ? "conv_gemm.comp (f16)"
+                              : "conv_gemm.comp (f32)",
+                        coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_tc_coopmat)
+                        : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
+                              : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
+                        6, 14 * 4};
   const auto [res_pack, res_cstep] = detail::residual_layout(cp);
   std::array<SpecValue, 19> spec{};
   const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
@@ -204,27 +219,31 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   spec[16] = SpecValue::of(19, coop ? tile.sg_m : 1);
   spec[17] = SpecValue::of(20, coop ? tile.sg_n : 1);
   spec[18] = SpecValue::of(21, coop ? tile.bk : 32);
-  const std::int32_t push[14] = {in.w,  in.h,  in.c,  std::int32_t(bottom.cstep()),
-                                 out.w, out.h, out.c, std::int32_t(top.cstep()),
-                                 cp.pad_left, cp.pad_top, K, K_pad, k_split, res_cstep};
+  const std::int32_t push[14] = {in.w,        in.h,       in.c,  std::int32_t(bottom.cstep()),
+                                 out.w,       out.h,      out.c, std::int32_t(top.cstep()),
+                                 cp.pad_left, cp.pad_top, K,     K_pad,
+                                 k_split,     res_cstep};
   const VkMat* none = &weights;  // bindings without a blob name one, unread
-  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : none,
-                          splits > 1 ? &partial : none, cp.residual ? cp.residual : none};
+  const VkMat* blobs[] = {&bottom,
+                          &top,
+                          &weights,
+                          bias ? bias : none,
+                          splits > 1 ? &partial : none,
+                          cp.residual ? cp.residual : none};
   const std::uint32_t threads = coop ? std::uint32_t(32 * tile.sg_m * tile.sg_n) : 128u;
-  INFER_TRY(rec.dispatch(code, {threads, 1, 1},
-                         std::span<const SpecValue>(spec.data(), coop ? 19 : 16), blobs,
-                         std::as_bytes(std::span(push)),
-                         {std::uint32_t(n_tiles), std::uint32_t(m_tiles),
-                          std::uint32_t(cp.group * splits)}));
+  INFER_TRY(rec.dispatch(
+      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? 19 : 16), blobs,
+      std::as_bytes(std::span(push)),
+      {std::uint32_t(n_tiles), std::uint32_t(m_tiles), std::uint32_t(cp.group * splits)}));
   if (splits == 1) return {};
   INFER_TRY(rec.barrier());
   const ShaderCode reduce{f16 ? "conv_gemm_reduce.comp (f16)" : "conv_gemm_reduce.comp (f32)",
                           f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_reduce_f16)
                               : std::span<const std::uint32_t>(shaders::conv_gemm_reduce_f32),
                           4, 5 * 4};
-  const SpecValue rspec[] = {SpecValue::of(3, top.elempack()), SpecValue::of(4, bias ? 1 : 0),
+  const SpecValue rspec[] = {SpecValue::of(3, top.elempack()),   SpecValue::of(4, bias ? 1 : 0),
                              SpecValue::of(5, int(cp.act.kind)), SpecValue::of(6, cp.act.p0),
-                             SpecValue::of(7, cp.act.p1),       SpecValue::of(8, res_pack)};
+                             SpecValue::of(7, cp.act.p1),        SpecValue::of(8, res_pack)};
   const std::int32_t rpush[5] = {out.c, std::int32_t(pixels), splits, std::int32_t(top.cstep()),
                                  res_cstep};
   const VkMat* rblobs[] = {&partial, &top, bias ? bias : &partial,
@@ -240,8 +259,9 @@ inline Status record_gemv(Recorder& rec, const VkMat& bottom, const VkMat& top,
                           const VkMat& weights, const VkMat* bias, const GpuActivation& act) {
   const Shape& in = bottom.shape();
   if ((in.dims != 1 && in.dims != 3) || top.shape().dims != 1)
-    return make_error("Vulkan inner product: a 1-D or 3-D input and a 1-D output, got {}-D and {}-D",
-                      in.dims, top.shape().dims);
+    return make_error(
+        "Vulkan inner product: a 1-D or 3-D input and a 1-D output, got {}-D and {}-D", in.dims,
+        top.shape().dims);
   for (const VkMat* m : {&top, &weights, bias})
     if (m && m->type() != bottom.type())
       return make_error("Vulkan inner product: storage types differ ({} and {})",
@@ -253,8 +273,8 @@ inline Status record_gemv(Recorder& rec, const VkMat& bottom, const VkMat& top,
     return make_error("Vulkan inner product: {} weights, expected {} ({} outputs x {} inputs)",
                       weights.shape().total(), K * outputs, outputs, K);
   if (bias && bias->shape().total() != outputs)
-    return make_error("Vulkan inner product: {} bias values for {} outputs",
-                      bias->shape().total(), outputs);
+    return make_error("Vulkan inner product: {} bias values for {} outputs", bias->shape().total(),
+                      outputs);
   const bool f16 = bottom.type() == ElemType::f16;
   const ShaderCode code{f16 ? "gemv.comp (f16)" : "gemv.comp (f32)",
                         f16 ? std::span<const std::uint32_t>(shaders::gemv_f16)
