@@ -186,6 +186,42 @@ TEST_CASE("a Vulkan target with f32 storage and pack 1, and odd channel counts",
   test::check_no_overlap(odd);
 }
 
+TEST_CASE("on the GPU a convolution of 3 input channels writes its output at pack 4",
+          "[graph][gpu]") {
+  // in (3 channels) -> conv (to 32) -> b: the convolution runs at pack 1 (its input's) and, where
+  // its kernels write any pack, writes pack 4 for b; no repack between conv and b.
+  auto plan_of = [](bool any_out_pack) {
+    graph::GraphDesc d;
+    d.inputs.push_back(d.blob_id("in"));
+    d.input_shapes.push_back(Shape::of(9, 9, 3));
+    graph::NodeDesc conv = make_node(d, "conv", "in", "c", true);
+    conv.type = "Convolution";
+    conv.vulkan_any_out_pack = any_out_pack;
+    d.nodes.push_back(conv);
+    d.nodes.push_back(make_node(d, "b", "c", "b", true));
+    d.outputs.push_back(d.blob_id("b"));
+    auto shapes = [](int n, std::span<const Shape> in, std::span<Shape> out) {
+      out[0] = n == 0 ? Shape::of(in[0].w, in[0].h, 32) : in[0];
+      return ShapeCheck{};
+    };
+    return graph::compose(d, gpu_target(), shapes);
+  };
+  const graph::Plan p = plan_of(true);
+  INFO(graph::format_plan(p));
+  REQUIRE(p.error.ok());
+  CHECK(kinds(p) == "CULLDCR");
+  const StepDesc& conv = p.steps[2];
+  REQUIRE(conv.kind == StepDesc::layer);
+  CHECK(conv.pack == 1);
+  CHECK(p.buffers[std::size_t(conv.in[0])].pack == 1);
+  CHECK(p.buffers[std::size_t(conv.out[0])].pack == 4);
+  test::check_no_overlap(p);
+  // Without it, a repack on the GPU between the two.
+  const graph::Plan narrow = plan_of(false);
+  REQUIRE(narrow.error.ok());
+  CHECK(kinds(narrow) == "CULRLDCR");
+}
+
 TEST_CASE("every layer on the GPU: one upload, one download per output", "[graph][gpu]") {
   graph::GraphDesc d;
   d.inputs.push_back(d.blob_id("in"));

@@ -312,6 +312,11 @@ struct NodeDesc {
   /// (L::vulkan_fuses_residual: Convolution, ConvolutionDepthWise): placed on the GPU, it takes in
   /// a following two-input sum (ResNet's shortcut) as that input.
   bool vulkan_fuses_residual = false;
+  /// Its GPU forward writes the output at any pack, whatever the input's (L::vulkan_any_out_pack:
+  /// Convolution): placed on the GPU, its output takes the widest pack its channels allow, where
+  /// the input's channels keep the step at a narrower one (a first convolution of 3 channels
+  /// writes pack 4 rather than pack 1 and a repack after it).
+  bool vulkan_any_out_pack = false;
   /// Two inputs of one shape summed, nothing else (L::is_plain_sum(): Eltwise sum without
   /// weights, BinaryOp add of two blobs): what a producer with vulkan_fuses_residual takes in.
   bool plain_sum = false;
@@ -380,6 +385,8 @@ constexpr NodeDesc describe_layer(const L& l) {
     d.vulkan_fuses_activation = L::vulkan_fuses_activation;
   if constexpr (requires { L::vulkan_fuses_residual; })
     d.vulkan_fuses_residual = L::vulkan_fuses_residual;
+  if constexpr (requires { L::vulkan_any_out_pack; })
+    d.vulkan_any_out_pack = L::vulkan_any_out_pack;
   if constexpr (requires { l.is_plain_sum(); }) d.plain_sum = l.is_plain_sum();
   if constexpr (requires { L::packs_fill_groups; l.group; })
     if (L::packs_fill_groups) d.channel_groups = l.group;

@@ -189,8 +189,11 @@ constexpr PlanError place(Plan& p) {
                            : pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
       s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack));
     }
+    // A GPU layer whose kernels write any pack (vulkan_any_out_pack) and takes no residual at
+    // its output's pack writes the widest pack its output allows.
+    const int out_max = gpu && d.vulkan_any_out_pack && d.residual < 0 ? max_pack : s.pack;
     for (int b : d.out) {
-      const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
+      const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), out_max);
       const int out = detail::new_buffer(p, b, s.device, s.type, pack);
       variants[std::size_t(b)].push_back(out);
       s.out.push_back(out);

@@ -37,6 +37,9 @@ struct Convolution {
   /// Its GPU forward adds a second input (a residual of the output's shape) before the
   /// activation: the composer fuses a following sum into it on the GPU (graph/fuse.hpp).
   static constexpr bool vulkan_fuses_residual = true;
+  /// Its GPU kernels read and write packs 1 and 4 independently: the composer gives its output
+  /// the widest pack the output channels allow.
+  static constexpr bool vulkan_any_out_pack = true;
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w
