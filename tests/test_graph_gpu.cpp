@@ -426,3 +426,83 @@ TEST_CASE("a grouped convolution runs at a pack that fills its groups", "[graph]
   REQUIRE(depthwise.error.ok());
   CHECK(pack_of(depthwise) == 16);
 }
+
+TEST_CASE("element-wise layers and splits run at their inputs' pack where their readers do",
+          "[graph]") {
+  // ShuffleNet v1's unit: x (240 channels, pack 16 from `head`) -> split -> g1 (grouped, 80 -> 20
+  // per group: pack 4) -> g2 (20 -> 80 per group: pack 4) -> sum with the split's other output ->
+  // relu -> `tail` (to 60 channels). With a grouped `tail` (pack 4) the split, the sum and the relu run at pack 4
+  // and the only repack is x's, before the split; with a plain `tail` (pack 16) the split and the
+  // sum run at pack 16, g1's input and g2's output repacked.
+  auto plan_of = [](bool grouped_tail) {
+    graph::GraphDesc d;
+    d.inputs.push_back(d.blob_id("in"));
+    d.input_shapes.push_back(Shape::of(7, 7, 240));
+    d.nodes.push_back(make_node(d, "head", "in", "x", false));
+    graph::NodeDesc split = make_node(d, "split", "x", "x0", false);
+    split.out = {d.blob_id("x0"), d.blob_id("x1")};
+    split.shares_input = true;
+    split.one_blob = false;
+    d.nodes.push_back(split);
+    graph::NodeDesc g1 = make_node(d, "g1", "x0", "y", false);
+    g1.channel_groups = 3;
+    d.nodes.push_back(g1);
+    graph::NodeDesc g2 = make_node(d, "g2", "y", "z", false);
+    g2.channel_groups = 3;
+    d.nodes.push_back(g2);
+    graph::NodeDesc sum = make_node(d, "sum", "z", "s", false);
+    sum.in = {d.blob_id("z"), d.blob_id("x1")};
+    sum.one_blob = false;
+    sum.elementwise = true;
+    d.nodes.push_back(sum);
+    graph::NodeDesc relu = make_node(d, "relu", "s", "r", false);
+    relu.elementwise = true;
+    d.nodes.push_back(relu);
+    graph::NodeDesc tail = make_node(d, "tail", "r", "out", false);
+    tail.channel_groups = grouped_tail ? 3 : 0;
+    d.nodes.push_back(tail);
+    d.outputs.push_back(d.blob_id("out"));
+    graph::Target t;
+    t.max_pack = 16;
+    return graph::compose(std::move(d), t, [](int n, std::span<const Shape> in,
+                                              std::span<Shape> out) {
+      for (Shape& o : out) o = Shape::of(in[0].w, in[0].h, n == 2 || n == 6 ? 60 : 240);
+      return ShapeCheck{};
+    });
+  };
+  auto pack_of = [](const graph::Plan& p, std::string_view name) {
+    for (const StepDesc& s : p.steps)
+      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name)
+        return s.pack;
+    return 0;
+  };
+  auto repacks_of = [](const graph::Plan& p) {
+    std::vector<std::string_view> of;  // the blob each repack inside the graph converts
+    for (const StepDesc& s : p.steps)
+      if (s.kind == StepDesc::repack && !p.buffers[std::size_t(s.out[0])].output &&
+          p.buffers[std::size_t(s.out[0])].shape.c == 240 &&
+          p.buffers[std::size_t(s.in[0])].pack != 1)
+        of.push_back(p.desc.blobs[std::size_t(p.buffers[std::size_t(s.in[0])].blob)]);
+    return of;
+  };
+  const graph::Plan grouped = plan_of(true);
+  INFO(graph::format_plan(grouped));
+  REQUIRE(grouped.error.ok());
+  CHECK(pack_of(grouped, "head") == 16);
+  CHECK(pack_of(grouped, "split") == 4);
+  CHECK(pack_of(grouped, "g1") == 4);
+  CHECK(pack_of(grouped, "sum") == 4);
+  CHECK(pack_of(grouped, "relu") == 4);
+  CHECK(pack_of(grouped, "tail") == 4);
+  CHECK(repacks_of(grouped) == std::vector<std::string_view>{"x"});
+  test::check_no_overlap(grouped);
+
+  const graph::Plan plain = plan_of(false);
+  INFO(graph::format_plan(plain));
+  REQUIRE(plain.error.ok());
+  CHECK(pack_of(plain, "split") == 16);
+  CHECK(pack_of(plain, "sum") == 16);
+  CHECK(pack_of(plain, "relu") == 16);
+  CHECK(repacks_of(plain) == std::vector<std::string_view>{"x0", "z"});
+  test::check_no_overlap(plain);
+}

@@ -303,6 +303,9 @@ struct NodeDesc {
   bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
+  /// Element-wise (L::elementwise: activations, Eltwise, BinaryOp, BatchNorm, Scale): as fast at
+  /// any pack, it runs at the narrowest pack among its inputs of the first input's shape.
+  bool elementwise = false;
   bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
@@ -393,6 +396,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;
+  if constexpr (requires { L::elementwise; }) d.elementwise = L::elementwise;
   if constexpr (requires {
                   L::axis_ranges;
                   l.axis;

@@ -119,6 +119,60 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
   return convert_on(p, variants, blob, Device::cpu, down, type, pack);
 }
 
+/// The packs a node's kernels take where it runs: the GPU's (1 and 4) or those it declares.
+constexpr NodeDesc packs_on(const NodeDesc& d, bool gpu) {
+  NodeDesc n = d;
+  if (gpu) n.packs = 1u | unsigned(kGpuMaxPack);
+  return n;
+}
+
+/// The shapes of a node's inputs that take its pack (all but a fused residual).
+constexpr std::vector<Shape> packed_shapes(const Plan& p, const NodeDesc& d) {
+  const std::size_t packed_inputs = d.residual >= 0 ? 1 : d.in.size();
+  std::vector<Shape> in;
+  for (std::size_t i = 0; i < packed_inputs; ++i) in.push_back(p.blob_shapes[std::size_t(d.in[i])]);
+  return in;
+}
+
+/// The pack node `d` runs at from its own shapes, or 0 for a node that follows its inputs' pack
+/// (moves_data, elementwise, shares_input) unless `always`: the widest declared pack that
+/// divides its inputs' packing axes; a grouped convolution (1 < group, more than one channel per
+/// group) the widest that also fills its groups' input and output channels, if there is one above
+/// 1 (ShuffleNet v1's 240 -> 216 channels in 3 groups: 80 and 72 per group, pack 8 rather than
+/// 16), its fast kernel running only there.
+constexpr int own_pack(const Plan& p, const NodeDesc& d, bool always = false) {
+  if (!always && (d.moves_data || d.elementwise || d.shares_input)) return 0;
+  const bool gpu = p.target.device == Device::vulkan && d.vulkan;
+  const int max_pack = gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
+  const std::vector<Shape> in = packed_shapes(p, d);
+  int pack = choose_pack(packs_on(d, gpu), max_pack, in);
+  if (!gpu && d.channel_groups > 1 && in.size() == 1 && d.out.size() == 1) {
+    const int groups = d.channel_groups;
+    const int cin = in[0].packed_extent(), cout = p.blob_shapes[std::size_t(d.out[0])].packed_extent();
+    if (cin % groups == 0 && cout % groups == 0 && cin / groups > 1 && cout / groups > 1) {
+      for (int q = pack; q > 1; q /= 2)
+        if ((d.packs & unsigned(q)) && (cin / groups) % q == 0 && (cout / groups) % q == 0)
+          return q;
+    }
+  }
+  return pack;
+}
+
+/// Whether every node reading an output of `d` runs at `pack`: a node with a pack of its own
+/// (own_pack) at that one, a follower when its own readers do, `depth` followers deep (further
+/// ones are taken to agree).
+constexpr bool readers_take(const Plan& p, const std::vector<std::vector<int>>& readers,
+                            const NodeDesc& d, int pack, int depth) {
+  for (int b : d.out)
+    for (int r : readers[std::size_t(b)]) {
+      const NodeDesc& rd = p.desc.nodes[std::size_t(r)];
+      const int own = own_pack(p, rd);
+      if (own != 0 ? own != pack : depth > 0 && !readers_take(p, readers, rd, pack, depth - 1))
+        return false;
+    }
+  return true;
+}
+
 }  // namespace detail
 
 /// Builds p.steps and p.buffers from p.desc, p.order and p.blob_shapes.
@@ -138,6 +192,10 @@ constexpr PlanError place(Plan& p) {
         g.nodes[m].as_activation.type == g.nodes[std::size_t(into)].fused.type)
       fused_into[std::size_t(into)] = int(m);
   }
+  // The nodes that read each blob, in plan order.
+  std::vector<std::vector<int>> readers(g.blobs.size());
+  for (int n : p.order)
+    for (int b : g.nodes[std::size_t(n)].in) readers[std::size_t(b)].push_back(n);
   for (int n : p.order) {
     const NodeDesc& d = g.nodes[std::size_t(n)];
     StepDesc s;
@@ -154,33 +212,39 @@ constexpr PlanError place(Plan& p) {
     // A residual taken in (the second input of a node that fused a sum) is read at the
     // output's pack: the node's pack is its first input's.
     const std::size_t packed_inputs = d.residual >= 0 ? 1 : d.in.size();
-    std::vector<Shape> in;
-    for (std::size_t i = 0; i < packed_inputs; ++i)
-      in.push_back(p.blob_shapes[std::size_t(d.in[i])]);
-    // A layer that only moves values runs at the narrowest pack its inputs arrive in: a repack
-    // before it would be one more pass over the same values (ShuffleNet's Concat, ShuffleChannel
-    // and Slice between 58-channel blobs at pack 1).
-    int max_pack = gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
-    if (d.moves_data)
+    const int max_pack = gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
+    int follow = max_pack;  // the narrowest pack its inputs arrive in, for nodes that follow them
+    for (int b : d.in)
+      follow = std::min(follow, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
+    if (d.moves_data) {
+      // A layer that only moves values runs at the narrowest pack its inputs arrive in: a repack
+      // before it would be one more pass over the same values (ShuffleNet's Concat,
+      // ShuffleChannel and Slice between 58-channel blobs at pack 1).
+      s.pack = detail::choose_pack(detail::packs_on(d, gpu), follow, detail::packed_shapes(p, d));
+    } else if (d.elementwise || d.shares_input) {
+      // An element-wise layer (over its inputs of the first one's shape: a broadcast operand does
+      // not decide) and a Split do the same where whatever reads their outputs runs at that pack
+      // too (looking through up to 3 such followers); else they run at their own pack, repacked
+      // once before them (a Split before two convolutions at another pack; a residual sum of a
+      // pack-8 and a pack-16 input whose result goes on to pack-16 convolutions).
+      int at = max_pack;
       for (int b : d.in)
-        max_pack = std::min(max_pack, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
-    NodeDesc packs_of = d;
-    if (gpu) packs_of.packs = 1u | unsigned(kGpuMaxPack);
-    s.pack = detail::choose_pack(packs_of, max_pack, in);
-    // A grouped convolution (1 < group, more than one channel per group) runs its fast kernel
-    // only where each group's input and output channels are whole packs: the widest such pack,
-    // if there is one above 1 (ShuffleNet v1's 240 -> 216 channels in 3 groups: 80 and 72 per
-    // group, pack 8 rather than 16).
-    if (!gpu && d.channel_groups > 1 && in.size() == 1 && d.out.size() == 1) {
-      const int groups = d.channel_groups;
-      const int cin = in[0].packed_extent(), cout = p.blob_shapes[std::size_t(d.out[0])].packed_extent();
-      if (cin % groups == 0 && cout % groups == 0 && cin / groups > 1 && cout / groups > 1) {
-        for (int pack = s.pack; pack > 1; pack /= 2)
-          if ((d.packs & unsigned(pack)) && (cin / groups) % pack == 0 && (cout / groups) % pack == 0) {
-            s.pack = pack;
-            break;
-          }
-      }
+        if (p.blob_shapes[std::size_t(b)] == p.blob_shapes[std::size_t(d.in[0])])
+          at = std::min(at, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
+      // Else the pack one reader runs at, where the others take it too (a Split of a pack-16
+      // blob read by a pack-4 grouped convolution and a sum that follows it: one repack before
+      // the Split rather than one on each side).
+      int chosen = detail::readers_take(p, readers, d, at, 3) ? at : 0;
+      for (int b : d.out)
+        for (int r : readers[std::size_t(b)])
+          if (const int own = detail::own_pack(p, g.nodes[std::size_t(r)]);
+              chosen == 0 && own != 0 && detail::readers_take(p, readers, d, own, 3))
+            chosen = own;
+      s.pack = chosen != 0 ? detail::choose_pack(detail::packs_on(d, gpu), chosen,
+                                                 detail::packed_shapes(p, d))
+                           : detail::own_pack(p, d, true);
+    } else {
+      s.pack = detail::own_pack(p, d, true);
     }
     for (std::size_t i = 0; i < d.in.size(); ++i) {
       const int b = d.in[i];
