@@ -25,7 +25,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <infer/vulkan/buffer.hpp>
 #include <infer/vulkan/command.hpp>
 #include <infer/vulkan/conv_gemm.hpp>

@@ -71,6 +71,15 @@ layout(push_constant) uniform Push {
 #include "activation.glsl"
 #include "conv_gemm_common.glsl"
 
+// The bias of output channels m..m+3 of group g (0 past M or without a bias term).
+vec4 bias_quad(int g, int M, int m) {
+  vec4 b = vec4(0.0);
+  if (bias_term != 0)
+    [[unroll]] for (int e = 0; e < 4; ++e)
+      if (m + e < M) b[e] = float(bias.v[g * M + m + e]);
+  return b;
+}
+
 #define BM 64
 #define BN 64
 #define BK 32

@@ -10,15 +10,6 @@ float input_at(int ic, int iy, int ix) {
                         ic % in_pack]);
 }
 
-// The bias of output channels m..m+3 of group g (0 past M or without a bias term).
-vec4 bias_quad(int g, int M, int m) {
-  vec4 b = vec4(0.0);
-  if (bias_term != 0)
-    [[unroll]] for (int e = 0; e < 4; ++e)
-      if (m + e < M) b[e] = float(bias.v[g * M + m + e]);
-  return b;
-}
-
 // The store: four consecutive output channels m..m+3 of group g (m a multiple of 4 within the
 // group's M) at output pixel q, summed over split `part` of K. With split != 0 the sums go to
 // `partial` in f32 for conv_gemm_reduce.comp; else the bias `b` (bias_quad's), the residual

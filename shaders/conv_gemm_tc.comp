@@ -4,9 +4,9 @@
 // in f32.
 //
 // A workgroup of sg_m x sg_n subgroups computes a (32 sg_m) x (64 sg_n) tile of the output, each
-// subgroup 32 x 64 of it as 2 x 4 products; the host picks sg_m, sg_n (1, 2 or 4) from the
-// group's M and the pixel count N. K steps by BK (32 or 64, chosen by the host: a longer step
-// has more loads in flight per invocation and half the barriers per k): the workgroup copies the
+// subgroup 32 x 64 of it as 2 x 4 products; the host picks sg_m, sg_n (1, 2 or 4) and the K step
+// BK (32 or 64: a longer step has more loads in flight per invocation and half the barriers per
+// k) from the group's M, the pixel count N and K (conv_gemm_tc_tile): the workgroup copies the
 // weight tile [rows][BK k] and the gathered input tile [pixels][BK k] into shared memory as
 // 16-byte units (eight k), rows padded by one unit so that the matrix loads of eight rows hit
 // distinct banks,

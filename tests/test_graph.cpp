@@ -7,6 +7,10 @@
 #include <infer/graph.hpp>
 #include <infer/layers/binary_op.hpp>
 #include <infer/layers/concat.hpp>
+#include <infer/layers/convolution.hpp>
+#include <infer/layers/convolution_depthwise.hpp>
+#include <infer/layers/eltwise.hpp>
+#include <infer/layers/relu.hpp>
 #include <infer/layers/split.hpp>
 #include <new>
 
@@ -110,6 +114,15 @@ static_assert(graph::StaticGraph<chain_net>::arena_bytes > 0);
 static_assert(graph::StaticGraph<chain_net>::lower_bound <=
               graph::StaticGraph<chain_net>::arena_bytes);
 static_assert(graph::StaticGraph<chain_net>::plan().steps.size() == 7);
+
+// The layers' traits reach their descriptions.
+static_assert(infer::graph::describe_layer(infer::layers::Convolution{}).vulkan_any_out_pack);
+static_assert(!infer::graph::describe_layer(infer::layers::ConvolutionDepthWise{}).vulkan_any_out_pack);
+static_assert(infer::graph::describe_layer(infer::layers::ReLU{}).elementwise);
+static_assert(infer::graph::describe_layer(infer::layers::BinaryOp{}).elementwise);
+static_assert(infer::graph::describe_layer(infer::layers::Eltwise{}).elementwise);
+static_assert(!infer::graph::describe_layer(infer::layers::Convolution{}).elementwise);
+static_assert(infer::graph::describe_layer(infer::layers::Split{}).shares_input);
 
 TEST_CASE("a pack-1-only layer in a packed chain gets one unpack before and one pack after",
           "[graph]") {

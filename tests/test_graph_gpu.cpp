@@ -431,9 +431,9 @@ TEST_CASE("element-wise layers and splits run at their inputs' pack where their 
           "[graph]") {
   // ShuffleNet v1's unit: x (240 channels, pack 16 from `head`) -> split -> g1 (grouped, 80 -> 20
   // per group: pack 4) -> g2 (20 -> 80 per group: pack 4) -> sum with the split's other output ->
-  // relu -> `tail` (to 60 channels). With a grouped `tail` (pack 4) the split, the sum and the relu run at pack 4
-  // and the only repack is x's, before the split; with a plain `tail` (pack 16) the split and the
-  // sum run at pack 16, g1's input and g2's output repacked.
+  // relu -> `tail` (to 60 channels). With a grouped `tail` (pack 4) the split, the sum and the
+  // relu run at pack 4 and the only repack is x's, before the split; with a plain `tail` (pack 16)
+  // the split and the sum run at pack 16, g1's input and g2's output repacked.
   auto plan_of = [](bool grouped_tail) {
     graph::GraphDesc d;
     d.inputs.push_back(d.blob_id("in"));
@@ -505,4 +505,27 @@ TEST_CASE("element-wise layers and splits run at their inputs' pack where their 
   CHECK(pack_of(plain, "relu") == 16);
   CHECK(repacks_of(plain) == std::vector<std::string_view>{"x0", "z"});
   test::check_no_overlap(plain);
+}
+
+TEST_CASE("an element-wise GPU layer keeps the target's GPU pack whatever its CPU readers take",
+          "[graph][gpu]") {
+  // in -> a (GPU) -> relu (GPU, element-wise) -> c (CPU, pack 16): with GPU packs limited to 1,
+  // the relu runs at pack 1 on the GPU, not at its CPU reader's pack.
+  graph::GraphDesc d;
+  d.inputs.push_back(d.blob_id("in"));
+  d.input_shapes.push_back(Shape::of(5, 3, 32));
+  d.nodes.push_back(make_node(d, "a", "in", "a", true));
+  graph::NodeDesc relu = make_node(d, "relu", "a", "r", true, true);
+  relu.elementwise = true;
+  d.nodes.push_back(relu);
+  d.nodes.push_back(make_node(d, "c", "r", "out", false));
+  d.outputs.push_back(d.blob_id("out"));
+  graph::Target t = gpu_target();
+  t.gpu_max_pack = 1;
+  const graph::Plan p = graph::compose(d, t, same_shape_fn);
+  INFO(graph::format_plan(p));
+  REQUIRE(p.error.ok());
+  for (const StepDesc& s : p.steps)
+    if (s.device == Device::vulkan && s.kind == StepDesc::layer) CHECK(s.pack == 1);
+  test::check_no_overlap(p);
 }

@@ -303,8 +303,10 @@ struct NodeDesc {
   bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
-  /// Element-wise (L::elementwise: activations, Eltwise, BinaryOp, BatchNorm, Scale): as fast at
-  /// any pack, it runs at the narrowest pack among its inputs of the first input's shape.
+  /// Element-wise (L::elementwise: activations, Eltwise, BinaryOp, BatchNorm, Scale, Bias): as
+  /// fast at any pack, it runs at the narrowest pack among its inputs of the first input's shape
+  /// where its readers run at that pack too, else at a pack its readers take, else at its own
+  /// (graph/placement.hpp).
   bool elementwise = false;
   bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)

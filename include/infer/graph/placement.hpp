@@ -1,9 +1,11 @@
 // Pass 3: placement. Each node gets a device (the GPU when the target is Vulkan and its layer has
-// a GPU forward), an element type and pack from what its layer declares and
-// the target (a layer that only moves values, at its inputs' pack); each blob gets a buffer in its producer's (type, pack), and a conversion (cast,
-// repack) goes in only where a reader needs another (type, pack) — once per blob and format,
-// shared by every reader that needs it; an upload or download goes in only where a blob crosses
-// between host and GPU. Graph inputs arrive, and outputs leave, as f32 pack 1 on the host.
+// a GPU forward), an element type and pack from what its layer declares and the target (a layer
+// that only moves values, shares its input or works element by element, at its inputs' pack where
+// that serves its readers); each blob gets a buffer in its producer's (type, pack) (a GPU
+// convolution's output at the widest pack its channels allow), and a conversion (cast, repack)
+// goes in only where a reader needs another (type, pack) — once per blob and format, shared by
+// every reader that needs it; an upload or download goes in only where a blob crosses between
+// host and GPU. Graph inputs arrive, and outputs leave, as f32 pack 1 on the host.
 #pragma once
 
 #include <algorithm>
@@ -29,9 +31,10 @@ constexpr bool choose_type(const NodeDesc& d, ElemType want, ElemType& got) {
   return false;
 }
 
-/// The widest declared pack at most `max_pack` that divides every input's packing axis.
-constexpr int choose_pack(const NodeDesc& d, int max_pack, const std::vector<Shape>& in) {
-  auto declared = [&](int p) { return (d.packs & unsigned(p)) != 0; };
+/// The widest of `packs` (a bit-or of packs) at most `max_pack` that divides every input's
+/// packing axis.
+constexpr int choose_pack(unsigned packs, int max_pack, const std::vector<Shape>& in) {
+  auto declared = [&](int p) { return (packs & unsigned(p)) != 0; };
   int pack = max_pack;
   for (;;) {
     while (pack > 1 && !declared(pack)) pack /= 2;
@@ -119,11 +122,24 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
   return convert_on(p, variants, blob, Device::cpu, down, type, pack);
 }
 
-/// The packs a node's kernels take where it runs: the GPU's (1 and 4) or those it declares.
-constexpr NodeDesc packs_on(const NodeDesc& d, bool gpu) {
-  NodeDesc n = d;
-  if (gpu) n.packs = 1u | unsigned(kGpuMaxPack);
-  return n;
+/// Whether node `d` runs on the GPU under the plan's target.
+constexpr bool on_gpu(const Plan& p, const NodeDesc& d) {
+  return p.target.device == Device::vulkan && d.vulkan;
+}
+
+/// The packs (a bit-or) a node's kernels take where it runs: the GPU's (1 and 4) or its own.
+constexpr unsigned packs_on(const NodeDesc& d, bool gpu) {
+  return gpu ? 1u | unsigned(kGpuMaxPack) : d.packs;
+}
+
+/// The widest pack a node may run at on its device under the target.
+constexpr int max_pack_on(const Plan& p, bool gpu) {
+  return gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
+}
+
+/// The pack blob `b` arrives in: its first buffer's.
+constexpr int home_pack(const Plan& p, const std::vector<std::vector<int>>& variants, int b) {
+  return p.buffers[std::size_t(variants[std::size_t(b)].front())].pack;
 }
 
 /// The shapes of a node's inputs that take its pack (all but a fused residual).
@@ -142,13 +158,14 @@ constexpr std::vector<Shape> packed_shapes(const Plan& p, const NodeDesc& d) {
 /// 16), its fast kernel running only there.
 constexpr int own_pack(const Plan& p, const NodeDesc& d, bool always = false) {
   if (!always && (d.moves_data || d.elementwise || d.shares_input)) return 0;
-  const bool gpu = p.target.device == Device::vulkan && d.vulkan;
-  const int max_pack = gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
+  const bool gpu = on_gpu(p, d);
+  const int max_pack = max_pack_on(p, gpu);
   const std::vector<Shape> in = packed_shapes(p, d);
-  int pack = choose_pack(packs_on(d, gpu), max_pack, in);
+  const int pack = choose_pack(packs_on(d, gpu), max_pack, in);
   if (!gpu && d.channel_groups > 1 && in.size() == 1 && d.out.size() == 1) {
     const int groups = d.channel_groups;
-    const int cin = in[0].packed_extent(), cout = p.blob_shapes[std::size_t(d.out[0])].packed_extent();
+    const int cin = in[0].packed_extent();
+    const int cout = p.blob_shapes[std::size_t(d.out[0])].packed_extent();
     if (cin % groups == 0 && cout % groups == 0 && cin / groups > 1 && cout / groups > 1) {
       for (int q = pack; q > 1; q /= 2)
         if ((d.packs & unsigned(q)) && (cin / groups) % q == 0 && (cout / groups) % q == 0)
@@ -158,17 +175,26 @@ constexpr int own_pack(const Plan& p, const NodeDesc& d, bool always = false) {
   return pack;
 }
 
-/// Whether every node reading an output of `d` runs at `pack`: a node with a pack of its own
-/// (own_pack) at that one, a follower when its own readers do, `depth` followers deep (further
-/// ones are taken to agree).
+/// Whether every node reading an output of `d` on d's device runs at `pack`: a node with a pack
+/// of its own (own_pack) at that one; an element-wise layer or a Split when its own readers do,
+/// `depth` of them deep (further ones are taken to agree); a layer that only moves values when it
+/// has one input and its readers do (Concat runs at the narrowest of all its inputs, not known
+/// yet). A reader on the other device takes a transfer, which converts anyway: it does not decide.
+/// Approximate for a reader taking the blob as a broadcast operand or a fused residual: judged by
+/// the pack it runs at.
 constexpr bool readers_take(const Plan& p, const std::vector<std::vector<int>>& readers,
                             const NodeDesc& d, int pack, int depth) {
   for (int b : d.out)
     for (int r : readers[std::size_t(b)]) {
       const NodeDesc& rd = p.desc.nodes[std::size_t(r)];
-      const int own = own_pack(p, rd);
-      if (own != 0 ? own != pack : depth > 0 && !readers_take(p, readers, rd, pack, depth - 1))
+      if (on_gpu(p, rd) != on_gpu(p, d)) continue;
+      if (const int own = own_pack(p, rd); own != 0) {
+        if (own != pack) return false;
+      } else if (rd.moves_data && rd.in.size() > 1) {
         return false;
+      } else if (depth > 0 && !readers_take(p, readers, rd, pack, depth - 1)) {
+        return false;
+      }
     }
   return true;
 }
@@ -201,7 +227,7 @@ constexpr PlanError place(Plan& p) {
     StepDesc s;
     s.kind = StepDesc::layer;
     s.node = n;
-    const bool gpu = p.target.device == Device::vulkan && d.vulkan;
+    const bool gpu = detail::on_gpu(p, d);
     s.device = gpu ? Device::vulkan : Device::cpu;
     if (gpu) {
       // The GPU kernels read f32 or f16 storage (arithmetic in f32) at pack 1 or 4.
@@ -212,36 +238,37 @@ constexpr PlanError place(Plan& p) {
     // A residual taken in (the second input of a node that fused a sum) is read at the
     // output's pack: the node's pack is its first input's.
     const std::size_t packed_inputs = d.residual >= 0 ? 1 : d.in.size();
-    const int max_pack = gpu ? std::min(p.target.gpu_max_pack, kGpuMaxPack) : p.target.max_pack;
-    int follow = max_pack;  // the narrowest pack its inputs arrive in, for nodes that follow them
-    for (int b : d.in)
-      follow = std::min(follow, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
+    const int max_pack = detail::max_pack_on(p, gpu);
+    const unsigned packs = detail::packs_on(d, gpu);
     if (d.moves_data) {
       // A layer that only moves values runs at the narrowest pack its inputs arrive in: a repack
       // before it would be one more pass over the same values (ShuffleNet's Concat,
       // ShuffleChannel and Slice between 58-channel blobs at pack 1).
-      s.pack = detail::choose_pack(detail::packs_on(d, gpu), follow, detail::packed_shapes(p, d));
+      int at = max_pack;
+      for (int b : d.in) at = std::min(at, detail::home_pack(p, variants, b));
+      s.pack = detail::choose_pack(packs, at, detail::packed_shapes(p, d));
     } else if (d.elementwise || d.shares_input) {
       // An element-wise layer (over its inputs of the first one's shape: a broadcast operand does
-      // not decide) and a Split do the same where whatever reads their outputs runs at that pack
-      // too (looking through up to 3 such followers); else they run at their own pack, repacked
-      // once before them (a Split before two convolutions at another pack; a residual sum of a
-      // pack-8 and a pack-16 input whose result goes on to pack-16 convolutions).
+      // not decide) and a Split run at the narrowest pack those inputs arrive in where whatever
+      // reads their outputs runs at that pack too (looking through up to 3 such followers); else
+      // at the pack one reader runs at where the others take it too (a Split of a pack-16 blob
+      // read by a pack-4 grouped convolution and a sum that follows it: one repack before the
+      // Split rather than one on each side); else at their own pack (a residual sum of a pack-8
+      // and a pack-16 input whose result goes on to pack-16 convolutions).
       int at = max_pack;
       for (int b : d.in)
         if (p.blob_shapes[std::size_t(b)] == p.blob_shapes[std::size_t(d.in[0])])
-          at = std::min(at, p.buffers[std::size_t(variants[std::size_t(b)].front())].pack);
-      // Else the pack one reader runs at, where the others take it too (a Split of a pack-16
-      // blob read by a pack-4 grouped convolution and a sum that follows it: one repack before
-      // the Split rather than one on each side).
+          at = std::min(at, detail::home_pack(p, variants, b));
       int chosen = detail::readers_take(p, readers, d, at, 3) ? at : 0;
-      for (int b : d.out)
-        for (int r : readers[std::size_t(b)])
-          if (const int own = detail::own_pack(p, g.nodes[std::size_t(r)]);
-              chosen == 0 && own != 0 && detail::readers_take(p, readers, d, own, 3))
+      for (std::size_t o = 0; o < d.out.size() && chosen == 0; ++o)
+        for (int r : readers[std::size_t(d.out[o])]) {
+          const int own = detail::own_pack(p, g.nodes[std::size_t(r)]);
+          if (own != 0 && own <= max_pack && detail::readers_take(p, readers, d, own, 3)) {
             chosen = own;
-      s.pack = chosen != 0 ? detail::choose_pack(detail::packs_on(d, gpu), chosen,
-                                                 detail::packed_shapes(p, d))
+            break;
+          }
+        }
+      s.pack = chosen != 0 ? detail::choose_pack(packs, chosen, detail::packed_shapes(p, d))
                            : detail::own_pack(p, d, true);
     } else {
       s.pack = detail::own_pack(p, d, true);

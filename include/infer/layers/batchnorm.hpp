@@ -18,7 +18,7 @@ namespace infer::layers {
 
 struct BatchNorm {
   static constexpr std::string_view ncnn_type = "BatchNorm";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   int channels = 0;        ///< ncnn 0=channels
   float eps = 0.f;         ///< ncnn 1=eps

@@ -18,6 +18,8 @@ namespace infer::layers {
 
 struct Bias {
   static constexpr std::string_view ncnn_type = "Bias";  ///< its type in .param files
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
+  static constexpr bool elementwise = true;
   int bias_data_size = 0;          ///< ncnn 0=bias_data_size
   std::vector<float> bias_data{};  ///< weights, bias_data_size values
 

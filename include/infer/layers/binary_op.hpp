@@ -144,7 +144,7 @@ BroadcastLayout broadcast_layout(const Mat& m, int out_dims, const Shape& other)
 
 struct BinaryOp {
   static constexpr std::string_view ncnn_type = "BinaryOp";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   int op_type = 0;      ///< ncnn 0=op_type: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min, 6 pow,
                         ///< 7 rsub, 8 rdiv, 9 rpow, 10 atan2, 11 ratan2 (r: operands swapped)

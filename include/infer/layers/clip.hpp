@@ -16,7 +16,7 @@ namespace infer::layers {
 
 struct Clip {
   static constexpr std::string_view ncnn_type = "Clip";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   float min = -3.4028235e38f;  ///< ncnn 0=min
   float max = 3.4028235e38f;   ///< ncnn 1=max

@@ -21,7 +21,7 @@ namespace infer::layers {
 
 struct Eltwise {
   static constexpr std::string_view ncnn_type = "Eltwise";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   int op_type = 0;              ///< ncnn 0=op_type: 0 product, 1 sum, 2 max
   SmallVector<float, 64> coeffs{};  ///< ncnn 1=coeffs: sum weights, one per input; empty means all 1.

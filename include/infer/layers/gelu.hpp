@@ -16,7 +16,7 @@ namespace infer::layers {
 
 struct GELU {
   static constexpr std::string_view ncnn_type = "GELU";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   bool fast_gelu = false;  ///< ncnn 0=fast_gelu
 

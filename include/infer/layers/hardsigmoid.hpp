@@ -16,7 +16,7 @@ namespace infer::layers {
 
 struct HardSigmoid {
   static constexpr std::string_view ncnn_type = "HardSigmoid";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   float alpha = 0.2f;  ///< ncnn 0=alpha
   float beta = 0.5f;   ///< ncnn 1=beta

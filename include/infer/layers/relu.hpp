@@ -15,7 +15,7 @@ namespace infer::layers {
 
 struct ReLU {
   static constexpr std::string_view ncnn_type = "ReLU";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   float slope = 0.f;  ///< ncnn 0=slope; 0 is plain ReLU, otherwise leaky ReLU
 

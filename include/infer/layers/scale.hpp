@@ -21,7 +21,7 @@ namespace infer::layers {
 
 struct Scale {
   static constexpr std::string_view ncnn_type = "Scale";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   int scale_data_size = 0;          ///< ncnn 0=scale_data_size; -233: the scale is the second input
   bool bias_term = false;           ///< ncnn 1=bias_term

@@ -16,7 +16,7 @@ namespace infer::layers {
 
 struct TanH {
   static constexpr std::string_view ncnn_type = "TanH";  ///< its type in .param files
-  /// Element-wise: as fast at any pack, so the composer runs it at its inputs' pack.
+  /// Element-wise: as fast at any pack, so the composer may run it at its inputs' pack.
   static constexpr bool elementwise = true;
   using storage = float_storage;
   using packs = all_packs;
