@@ -164,14 +164,8 @@ class GpuLayerTester {
   void compare(const infer::test::RefTensor& got, const infer::test::RefTensor& want, ElemType type,
                std::size_t o) {
     REQUIRE(got.v.size() == want.v.size());
-    double scale = 1.0;
-    for (float v : want.v) scale = std::max(scale, double(std::abs(v)));
-    const double tol = (type == ElemType::f32 ? tol_f32_ : tol_f16_) * scale;
-    std::size_t bad = 0, first = 0;
-    for (std::size_t i = 0; i < want.v.size(); ++i) {
-      const bool ok = std::abs(double(got.v[i]) - double(want.v[i])) <= tol;  // NaN fails
-      if (!ok && bad++ == 0) first = i;
-    }
+    const auto [bad, first] =
+        mismatches(got.v, want.v, type == ElemType::f32 ? tol_f32_ : tol_f16_);
     INFO(fmt::format("output {}: {} of {} values wrong; first at {}: got {} want {}", o, bad,
                      want.v.size(), first, got.v[first], want.v[first]));
     CHECK(bad == 0);

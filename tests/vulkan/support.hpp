@@ -9,6 +9,7 @@
 #include <infer/vulkan/context.hpp>
 #include <infer/vulkan/transfer.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -22,6 +23,21 @@ namespace infer::vk::test {
 
 /// The device the tests run on (set by main before any test).
 inline infer::vk::Context* g_ctx = nullptr;
+
+/// The values of a GPU output off the reference by more than `tol` times the reference's largest
+/// magnitude (at least 1; NaN counts as off): how many, and the first one's index (0: none).
+struct Mismatches {
+  std::size_t bad = 0, first = 0;
+};
+inline Mismatches mismatches(const std::vector<float>& got, const std::vector<float>& want,
+                             double tol) {
+  double scale = 1.0;
+  for (float v : want) scale = std::max(scale, double(std::abs(v)));
+  Mismatches m;
+  for (std::size_t i = 0; i < want.size() && i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - double(want[i])) <= tol * scale) && m.bad++ == 0) m.first = i;
+  return m;
+}
 
 /// A host Mat of `shape` at (type, pack) holding `values` (logical order, c-h-w).
 inline infer::Mat host_mat(const infer::test::RefTensor& t, infer::ElemType type, int pack) {

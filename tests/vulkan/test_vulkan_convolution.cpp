@@ -270,12 +270,8 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
             REQUIRE(got.v.size() == want.v.size());
             // f32: sums in another order; f16: the output rounded to 11 bits (and, on the tensor
             // cores, products of f16 values summed in f32: the same inputs as the reference).
-            const float tol = type == ElemType::f32 ? 1e-4f : 4e-3f;
-            float scale = 1.f;
-            for (float v : want.v) scale = std::max(scale, std::abs(v));
-            std::size_t bad = 0, first = 0;
-            for (std::size_t i = 0; i < want.v.size(); ++i)
-              if (std::abs(got.v[i] - want.v[i]) > tol * scale && bad++ == 0) first = i;
+            const auto [bad, first] =
+                infer::vk::test::mismatches(got.v, want.v, type == ElemType::f32 ? 1e-4f : 4e-3f);
             INFO(fmt::format(
                 "{}x{} dil {} stride {} pad {} group {} act {} c {} -> {} ({}x{}), {} "
                 "in pack {} out pack {}, kernel {} tile {}x{} step {}, residual {} "

@@ -189,12 +189,8 @@ TEST_CASE("Vulkan interp matches the scalar definition", "[vulkan][interp]") {
         const RefTensor got = run_gpu(k, in, type, pack, cache);
         REQUIRE(got.v.size() == want.v.size());
         // f32: taps in another order and precision; f16: the output rounded to 11 bits.
-        const float tol = type == ElemType::f32 ? 1e-4f : 4e-3f;
-        float scale = 1.f;
-        for (float v : want.v) scale = std::max(scale, std::abs(v));
-        std::size_t bad = 0, first = 0;
-        for (std::size_t i = 0; i < want.v.size(); ++i)
-          if (!(std::abs(got.v[i] - want.v[i]) <= tol * scale) && bad++ == 0) first = i;
+        const auto [bad, first] =
+            infer::vk::test::mismatches(got.v, want.v, type == ElemType::f32 ? 1e-4f : 4e-3f);
         INFO(fmt::format("resize_type {} align_corner {} {}-D {}x{}x{} -> {}x{}x{} (size {}x{}, "
                          "scales {}x{}), {} pack {}: {} wrong, first at {}: got {} want {}",
                          k.resize_type, k.align_corner, k.in.dims, k.in.w, k.in.h, k.in.c,
