@@ -215,3 +215,53 @@ TEST_CASE("cast converts storage types with per-tensor and per-channel int8 scal
   REQUIRE_THAT(infer::cast(h, q, ElemType::i8, {}).message(),
                Catch::Contains("i8 converts only to and from f32"));
 }
+
+TEST_CASE("cast_into converts into memory of its own channel step", "[convert]") {
+  // A transfer's staging memory: the device blob's layout, channel groups further apart than the
+  // host Mat's; the padding between them stays as it was.
+  const Shape s = Shape::of(7, 3, 8);
+  infer::test::RefTensor t(s);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  for (float& v : t.v) v = d(rng);
+  const Mat src = infer::test::to_mat(t);
+  for (int pack : {1, 4}) {
+    Mat packed;
+    REQUIRE(infer::convert_packing(src, packed, pack, {}).ok());
+    const std::size_t plane = 7 * 3, cstep = plane + 5, groups = std::size_t(8 / pack);
+    for (ElemType type : {ElemType::f16, ElemType::bf16, ElemType::f32}) {
+      std::vector<std::uint32_t> memory(cstep * groups * std::size_t(pack), 0xdeadbeefu);
+      Mat staged = Mat::wrap(memory.data(), s, type, pack, cstep);
+      REQUIRE(infer::cast_into(packed, staged).ok());
+      // Back through a host Mat of the plain layout: each value as the scalar conversion gives.
+      Mat back;
+      REQUIRE(back.create(s, ElemType::f32, pack).ok());
+      REQUIRE(infer::cast_into(staged, back).ok());
+      Mat plain;
+      REQUIRE(infer::convert_packing(back, plain, 1, {}).ok());
+      const auto r = infer::test::from_mat(plain);
+      for (std::size_t i = 0; i < t.v.size(); ++i) {
+        const float want = type == ElemType::f16    ? infer::f16_to_f32(infer::f32_to_f16(t.v[i]))
+                           : type == ElemType::bf16 ? infer::bf16_to_f32(infer::f32_to_bf16(t.v[i]))
+                                                    : t.v[i];
+        INFO("pack " << pack << " type " << infer::to_string(type) << " value " << i);
+        REQUIRE(r.v[i] == want);
+      }
+      // The padding after each group's values is untouched.
+      const std::size_t es = infer::elem_size(type);
+      const std::vector<std::uint32_t> pristine(memory.size(), 0xdeadbeefu);
+      const auto* bytes = reinterpret_cast<const unsigned char*>(memory.data());
+      const auto* fill = reinterpret_cast<const unsigned char*>(pristine.data());
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::size_t pad = (g * cstep + plane) * std::size_t(pack) * es;
+        REQUIRE(bytes[pad] == fill[pad]);
+      }
+    }
+  }
+  Mat q;
+  REQUIRE(q.create(s, ElemType::i8, 1).ok());
+  REQUIRE_THAT(infer::cast_into(src, q).message(), Catch::Contains("f32 to i8 is not a float"));
+  Mat other;
+  REQUIRE(other.create(Shape::of(7, 3, 4), ElemType::f16, 1).ok());
+  REQUIRE_THAT(infer::cast_into(src, other).message(), Catch::Contains("differ in shape or pack"));
+}

@@ -4,11 +4,14 @@
 // sitting; no peer figure is a constant here.
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
-//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--fp16-weights]
-//               [--ncnn BENCHNCNN [--rounds N]] [MODEL...]
+//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--spin-us N]
+//               [--fp16-weights] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]
 //
 // On a GPU the warm-up runs go on for at least a second (clocks that boost only under sustained
 // load); --loops of a few hundred keep them there while timing.
+//
+// --spin-us N: how long a GPU forward polls its fence before blocking (Option::vulkan_spin_us,
+// default 2000; 0 blocks at once).
 //
 // --fp16-weights stores InnerProduct weights as f16 (Option::fp16_weights), as ncnn's x86 build
 // does by default where the CPU has F16C.
@@ -317,6 +320,8 @@ int main(int argc, char** argv) {
       number(warmup, 0, 100000);
     } else if (arg == "--callers") {
       number(callers, 1, 256);
+    } else if (arg == "--spin-us") {
+      number(base.vulkan_spin_us, 0, 10000000);
     } else if (arg == "--fp16-weights") {
       base.fp16_weights = true;
     } else if (arg == "--rounds") {
@@ -344,7 +349,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
                  "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
-                 "[--fp16-weights] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
+                 "[--spin-us N] [--fp16-weights] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);

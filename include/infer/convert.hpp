@@ -8,6 +8,7 @@
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
 #include <infer/status.hpp>
+#include <cstring>
 #include <span>
 
 namespace infer {
@@ -121,6 +122,32 @@ void cast_channels(const Mat& src, Mat& dst, std::span<const float> scales, int 
 }
 }  // namespace detail
 
+/// Converts `src` into `dst`, which has its shape and pack (its own channel step) and a float
+/// storage type (f32, f16, bf16): the cast a transfer applies as it copies into staging memory.
+inline Status cast_into(const Mat& src, Mat& dst, int num_threads = 1) {
+  const ElemType from = src.type(), to = dst.type();
+  if (!(src.shape() == dst.shape()) || src.elempack() != dst.elempack())
+    return make_error("cast: {} and {} differ in shape or pack", src.describe(), dst.describe());
+  using E = ElemType;
+  auto run = [&]<class From, class To>() {
+    detail::cast_channels<From, To>(src, dst, {}, num_threads);
+    return Status{};
+  };
+  if (from == to && from != E::i8 && from != E::i32) {
+    const std::size_t n = std::size_t(src.w()) * src.h() * src.d() * src.elempack();
+    for (int q = 0; q < src.c(); ++q)
+      std::memcpy(dst.channel_data(q), src.channel_data(q), n * elem_size(from));
+    return {};
+  }
+  if (from == E::f32 && to == E::f16) return run.template operator()<float, f16>();
+  if (from == E::f32 && to == E::bf16) return run.template operator()<float, bf16>();
+  if (from == E::f16 && to == E::f32) return run.template operator()<f16, float>();
+  if (from == E::bf16 && to == E::f32) return run.template operator()<bf16, float>();
+  if (from == E::f16 && to == E::bf16) return run.template operator()<f16, bf16>();
+  if (from == E::bf16 && to == E::f16) return run.template operator()<bf16, f16>();
+  return make_error("cast: {} to {} is not a float conversion", to_string(from), to_string(to));
+}
+
 /// Casts `src` to element type `to`, keeping shape and pack. Casts to and from i8 use ncnn's
 /// quantization q = clamp(round(v * scale), -127, 127) and v = q / scale, with one scale per
 /// tensor (scales.size() == 1) or one per channel of a 3-D/4-D Mat. i8 converts only to and from
@@ -147,16 +174,10 @@ inline Status cast(const Mat& src, Mat& dst, ElemType to, const Option& opt,
   if (from == ElemType::i32 || to == ElemType::i32)
     return make_error("cast: i32 is an accumulator type, not a storage type");
   INFER_TRY(dst.create(src.shape(), to, src.elempack(), opt.blob_alloc()));
+  if (!int8) return cast_into(src, dst, opt.num_threads);
   const int t = opt.num_threads;
-  using E = ElemType;
-  if (from == E::f32 && to == E::f16) detail::cast_channels<float, f16>(src, dst, scales, t);
-  if (from == E::f32 && to == E::bf16) detail::cast_channels<float, bf16>(src, dst, scales, t);
-  if (from == E::f16 && to == E::f32) detail::cast_channels<f16, float>(src, dst, scales, t);
-  if (from == E::bf16 && to == E::f32) detail::cast_channels<bf16, float>(src, dst, scales, t);
-  if (from == E::f16 && to == E::bf16) detail::cast_channels<f16, bf16>(src, dst, scales, t);
-  if (from == E::bf16 && to == E::f16) detail::cast_channels<bf16, f16>(src, dst, scales, t);
-  if (from == E::f32 && to == E::i8) detail::cast_channels<float, std::int8_t>(src, dst, scales, t);
-  if (from == E::i8 && to == E::f32) detail::cast_channels<std::int8_t, float>(src, dst, scales, t);
+  if (to == ElemType::i8) detail::cast_channels<float, std::int8_t>(src, dst, scales, t);
+  if (from == ElemType::i8) detail::cast_channels<std::int8_t, float>(src, dst, scales, t);
   return {};
 }
 

@@ -2,6 +2,7 @@
 // against the same network on the CPU (random weights, one input), at f32 and f16 GPU storage;
 // the plan's GPU steps and transfers; a plan wholly on the GPU recorded as one segment; errors.
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
 #include <cmath>
 #include <cstdlib>
 #include <infer/graph/print.hpp>
@@ -191,6 +192,49 @@ TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU",
     }
     CHECK(infer::test::relative_error(*got, *want) <
           (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+  }
+}
+
+TEST_CASE("Vulkan Net: transfers cast as they copy; a forward that polls and one that blocks agree",
+          "[vulkan][net]") {
+  // The f32 input goes up as the GPU's f16 and the f16 output comes down as f32, no cast step on
+  // the host; 5 channels (pack 1 on the GPU) and 8 (pack 4, repacked on the host in f32).
+  if (!infer::vk::test::g_ctx->info().fp16_storage) return;
+  for (int c : {5, 8}) {
+    const std::string param = fmt::format(
+        "7767517\n3 3\nInput in 0 1 data 0=9 1=7 2={}\n"
+        "Convolution conv 1 1 data conv 0={} 1=3 4=1 5=1 6={}\nReLU relu 1 1 conv out\n",
+        c, c, 9 * c * c);
+    CAPTURE(c);
+    infer::Option polls = gpu_option(), blocks = gpu_option();
+    polls.vulkan_spin_us = 100000;
+    blocks.vulkan_spin_us = 0;
+    infer::Net cpu({}, gpu_option()), a(gpu_target(infer::ElemType::f16), polls),
+        b(gpu_target(infer::ElemType::f16), blocks);
+    std::vector<std::byte> bin;
+    REQUIRE(cpu.load_param_text(param, "cast.param").ok());
+    REQUIRE(cpu.load_random_weights(7, &bin).ok());
+    for (infer::Net* n : {&a, &b}) {
+      REQUIRE(n->load_param_text(param, "cast.param").ok());
+      REQUIRE(n->load_model(std::span<const std::byte>(bin), "cast.bin").ok());
+    }
+    const infer::Mat in = infer::test::make_model_input(infer::Shape::of(9, 7, c));
+    const infer::NamedMat named[] = {{a.input_names()[0], in}};
+    const std::string_view outs[] = {a.default_output()};
+    auto plan = a.plan(named, outs);
+    REQUIRE(plan.ok());
+    const std::string text = infer::graph::format_plan(**plan);
+    INFO(text);
+    CHECK_THAT(text, !Catch::Contains("cast ->"));
+    CHECK_THAT(text, Catch::Contains("data[9x7x" + std::to_string(c) + " f16 p"));
+    auto want = cpu.run(in);
+    REQUIRE(want.ok());
+    auto x = a.run(in), y = b.run(in);
+    REQUIRE(x.ok());
+    REQUIRE(y.ok());
+    CHECK(x->type() == infer::ElemType::f32);
+    CHECK(infer::test::relative_error(*x, *want) < 4e-3);
+    CHECK(infer::test::relative_error(*x, *y) == 0.0);
   }
 }
 

@@ -102,10 +102,19 @@ constexpr int convert_on(Plan& p, std::vector<std::vector<int>>& variants, int b
   return convert_step(p, variants, blob, StepDesc::repack, device, type, pack, src);
 }
 
+/// Whether a transfer converts between these types as it copies (through staging memory on the
+/// host: one pass instead of a cast and a copy): the float storage types.
+constexpr bool transfer_casts(ElemType from, ElemType to) {
+  auto floating = [](ElemType t) {
+    return t == ElemType::f32 || t == ElemType::f16 || t == ElemType::bf16;
+  };
+  return from != to && floating(from) && floating(to);
+}
+
 /// A buffer holding `blob` as (device, type, pack): an existing one, or one made by conversion
 /// steps from the blob's first buffer: on the device that holds it, a cast, then a repack; to the
-/// GPU, converted on the CPU first, then uploaded; from the GPU, downloaded as it is, then
-/// converted on the CPU.
+/// GPU, repacked on the CPU first, then uploaded, the upload casting between float types; from
+/// the GPU, downloaded at its pack (casting between float types), then repacked on the CPU.
 constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int blob, Device device,
                         ElemType type, int pack) {
   const int home = variants[std::size_t(blob)].front();
@@ -113,12 +122,17 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
   if (h.device == device) return convert_on(p, variants, blob, device, home, type, pack);
   if (int b = find_variant(p, variants, blob, device, type, pack); b >= 0) return b;
   if (device == Device::vulkan) {
-    const int host = convert_on(p, variants, blob, Device::cpu, home, type, pack);
+    const ElemType host_type = transfer_casts(h.type, type) ? h.type : type;
+    const int host = convert_on(p, variants, blob, Device::cpu, home, host_type, pack);
     return convert_step(p, variants, blob, StepDesc::upload, device, type, pack, host);
   }
-  int down = find_variant(p, variants, blob, Device::cpu, h.type, h.pack);
-  if (down < 0)
-    down = convert_step(p, variants, blob, StepDesc::download, device, h.type, h.pack, home);
+  // A download already made (in either type) serves the reader; else one in the reader's type.
+  int down = find_variant(p, variants, blob, Device::cpu, type, h.pack);
+  if (down < 0) down = find_variant(p, variants, blob, Device::cpu, h.type, h.pack);
+  if (down < 0) {
+    const ElemType host_type = transfer_casts(h.type, type) ? type : h.type;
+    down = convert_step(p, variants, blob, StepDesc::download, device, host_type, h.pack, home);
+  }
   return convert_on(p, variants, blob, Device::cpu, down, type, pack);
 }
 

@@ -414,7 +414,7 @@ class StaticGraph {
     if constexpr (s.device != Device::cpu) {
       // A run of GPU steps is one submit, at its first step; the others are in it.
       if constexpr (S == 0 || kPlan.steps[S == 0 ? 0 : S - 1].device == Device::cpu) {
-        r = Gpu::run_segment(*ctx.gpu_, S, ctx.bufs_);
+        r = Gpu::run_segment(*ctx.gpu_, S, ctx.bufs_, ctx.opt_.vulkan_spin_us);
         if (!r.ok()) {
           st = make_error("forward: GPU steps from {}: {}", S, r.message());
           return false;

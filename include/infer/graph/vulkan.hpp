@@ -93,10 +93,10 @@ struct GpuOps<Device::vulkan> {
         });
   }
 
-  static Status run_segment(Run& run, std::size_t step, std::span<Mat> bufs) {
+  static Status run_segment(Run& run, std::size_t step, std::span<Mat> bufs, int spin_us) {
     const int seg = run.segment_at(step);
     if (seg < 0) return make_error("no GPU segment starts at step {}", step);
-    return run.run_segment(seg, bufs);
+    return run.run_segment(seg, bufs, spin_us);
   }
 };
 

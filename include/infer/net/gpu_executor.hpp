@@ -4,10 +4,14 @@
 // downloads) between CPU steps. Each segment is recorded once into its own command buffer (a
 // barrier between dependent steps) and replayed on every forward: the host writes the segment's
 // uploads into staging memory, submits once, waits once, and reads its downloads back. A plan
-// wholly on the GPU is one segment: one submit, one fence wait per forward.
+// wholly on the GPU is one segment: one submit, one fence wait per forward. A transfer between
+// float types converts as it copies between the host buffer and staging memory (one pass over
+// the blob on the host); uploads stage in memory the GPU reads fastest that the host can write,
+// downloads in memory the host reads cached.
 #pragma once
 
 #include <cstring>
+#include <infer/convert.hpp>
 #include <infer/element.hpp>
 #include <infer/graph/plan.hpp>
 #include <infer/net/any_layer.hpp>
@@ -118,9 +122,9 @@ Result<std::unique_ptr<PlanWeights>> upload_weights(std::shared_ptr<Device> devi
 class Run {
  public:
   struct Transfer {
-    int host = -1;               ///< the host buffer (read by an upload, written by a download)
-    std::size_t staging = 0;     ///< its bytes in the staging buffer
-    std::size_t bytes = 0;
+    int host = -1;            ///< the host buffer (read by an upload, written by a download)
+    std::size_t staging = 0;  ///< where the device blob's bytes start in its staging buffer
+    vk::VkMat dev;            ///< the device blob (its type may differ from the host buffer's)
   };
   struct Segment {
     std::size_t first = 0, end = 0;  ///< steps [first, end)
@@ -152,19 +156,26 @@ class Run {
       if (d.device == graph::Device::vulkan)
         run->bufs_[b] = vk::VkMat(run->arena_.get(), d.offset, d.shape, d.type, d.pack);
     }
-    // Staging: one region per transfer.
-    std::size_t staging_bytes = 0;
+    // Staging: one region per transfer, the device blob's bytes; uploads and downloads apart.
+    std::size_t up_bytes = 0, down_bytes = 0;
     std::vector<std::size_t> staging_at(p.steps.size(), 0);
     for (std::size_t k = 0; k < p.steps.size(); ++k) {
       const graph::StepDesc& s = p.steps[k];
-      if (s.kind != graph::StepDesc::upload && s.kind != graph::StepDesc::download) continue;
-      staging_at[k] = staging_bytes;
-      staging_bytes += (p.buffers[std::size_t(s.out[0])].bytes + 255) / 256 * 256;
+      const bool up = s.kind == graph::StepDesc::upload;
+      if (!up && s.kind != graph::StepDesc::download) continue;
+      std::size_t& at = up ? up_bytes : down_bytes;
+      staging_at[k] = at;
+      at += (p.buffers[std::size_t(up ? s.out[0] : s.in[0])].bytes + 255) / 256 * 256;
     }
-    if (staging_bytes > 0) {
-      auto staging = vk::Buffer::create(ctx, staging_bytes, vk::MemoryKind::staging);
+    for (auto [bytes, kind, into] : {std::tuple(up_bytes, vk::MemoryKind::upload, &run->up_),
+                                     std::tuple(down_bytes, vk::MemoryKind::readback, &run->down_)}) {
+      if (bytes == 0) continue;
+      auto staging = vk::Buffer::create(ctx, bytes, kind);
       INFER_TRY(staging);
-      run->staging_ = std::move(*staging);
+      // Zeroed once: a converting upload writes each channel group's values, not the padding
+      // between groups.
+      std::memset((*staging)->mapped(), 0, bytes);
+      *into = std::move(*staging);
     }
     run->segment_at_.assign(p.steps.size(), -1);
     for (std::size_t k = 0; k < p.steps.size();) {
@@ -192,15 +203,18 @@ class Run {
   std::size_t segment_end(int s) const { return segments_[std::size_t(s)].end; }
 
   /// Runs segment `s`: uploads from the host buffers, one submit and wait, downloads into them.
-  /// When recorded with timestamps, `step_ms` gets each of its steps' GPU time.
-  Status run_segment(int s, std::span<Mat> host, std::vector<double>* step_ms = nullptr) {
+  /// When recorded with timestamps, `step_ms` gets each of its steps' GPU time. The wait polls
+  /// for up to `spin_us` microseconds before it blocks (Option::vulkan_spin_us).
+  Status run_segment(int s, std::span<Mat> host, int spin_us,
+                     std::vector<double>* step_ms = nullptr) {
     Segment& seg = segments_[std::size_t(s)];
-    char* staging = staging_ ? static_cast<char*>(staging_->mapped()) : nullptr;
-    for (const Transfer& t : seg.uploads)
-      std::memcpy(staging + t.staging, host[std::size_t(t.host)].data(), t.bytes);
-    INFER_TRY(seg.cmd->submit_and_wait());
+    for (const Transfer& t : seg.uploads) {
+      Mat staged = staged_view(*up_, t);
+      INFER_TRY(cast_into(host[std::size_t(t.host)], staged));
+    }
+    INFER_TRY(seg.cmd->submit_and_wait(spin_us));
     for (const Transfer& t : seg.downloads)
-      std::memcpy(host[std::size_t(t.host)].data(), staging + t.staging, t.bytes);
+      INFER_TRY(cast_into(staged_view(*down_, t), host[std::size_t(t.host)]));
     if (step_ms && timestamps_) {
       auto ns = seg.cmd->timestamps_ns();
       INFER_TRY(ns);
@@ -255,10 +269,10 @@ class Run {
         const bool up = s.kind == graph::StepDesc::upload;
         const int host = up ? s.in[0] : s.out[0];
         const vk::VkMat& dev = bufs_[std::size_t(up ? s.out[0] : s.in[0])];
-        const Transfer t{host, staging_at[k], dev.bytes()};
+        const Transfer t{host, staging_at[k], dev};
         (up ? seg.uploads : seg.downloads).push_back(t);
-        st = up ? cmd.copy(*staging_, t.staging, *dev.buffer(), dev.offset(), t.bytes)
-                : cmd.copy(*dev.buffer(), dev.offset(), *staging_, t.staging, t.bytes);
+        st = up ? cmd.copy(*up_, t.staging, *dev.buffer(), dev.offset(), dev.bytes())
+                : cmd.copy(*dev.buffer(), dev.offset(), *down_, t.staging, dev.bytes());
       } else if (s.kind == graph::StepDesc::layer) {
         in.clear();
         out.clear();
@@ -290,6 +304,12 @@ class Run {
     return cmd.end();
   }
 
+  /// A transfer's region of a staging buffer, laid out as its device blob.
+  static Mat staged_view(const vk::Buffer& staging, const Transfer& t) {
+    return Mat::wrap(static_cast<char*>(staging.mapped()) + t.staging, t.dev.shape(),
+                     t.dev.type(), t.dev.elempack(), t.dev.cstep());
+  }
+
   /// Bytes [begin, end) of one buffer.
   struct Range {
     const vk::Buffer* buffer;
@@ -310,7 +330,7 @@ class Run {
  private:
   std::size_t barriers_ = 0;
   std::shared_ptr<Device> device_;
-  std::unique_ptr<vk::Buffer> arena_, staging_;
+  std::unique_ptr<vk::Buffer> arena_, up_, down_;
   std::vector<vk::VkMat> bufs_;
   std::vector<Segment> segments_;
   std::vector<int> segment_at_;

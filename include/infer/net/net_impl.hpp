@@ -590,7 +590,8 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     if (const int seg = x.gpu ? x.gpu->segment_at(k) : -1; seg >= 0) {
       // A run of GPU steps: recorded once, one submit and one wait here.
       const std::size_t end = x.gpu->segment_end(seg);
-      r = x.gpu->run_segment(seg, x.bufs, x.profile ? &x.gpu_ms : nullptr);
+      r = x.gpu->run_segment(seg, x.bufs, x.opt.vulkan_spin_us,
+                                 x.profile ? &x.gpu_ms : nullptr);
       if (!r.ok())
         return make_error("{}: steps {}..{} on the GPU: {}", source, k, end - 1, r.message());
       if (x.profile) {

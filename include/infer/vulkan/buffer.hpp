@@ -15,8 +15,25 @@ namespace infer::vk {
 /// Where a buffer lives.
 enum class MemoryKind {
   device,   ///< device-local (weights, the arena)
-  staging,  ///< host-visible and coherent (uploads, downloads)
+  staging,  ///< host-visible and coherent (weights on their way to device memory)
+  upload,   ///< host-visible and coherent, device-local where the device offers such memory
+  readback, ///< host-visible and coherent, cached on the host where the device offers it
 };
+
+namespace detail {
+inline const char* memory_kind_name(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::device:
+      return "device";
+    case MemoryKind::upload:
+      return "upload";
+    case MemoryKind::readback:
+      return "readback";
+    default:
+      return "staging";
+  }
+}
+}  // namespace detail
 
 /// A VkBuffer and its memory. Sizes are in bytes; a size of 0 is rounded up to 4 (Vulkan does not
 /// allow empty buffers).
@@ -28,18 +45,20 @@ class Buffer {
     if (heap && bytes > heap)
       return make_error("Vulkan: allocating a {}-byte {} buffer on {}: more than its {} MB of "
                         "device memory",
-                        bytes, kind == MemoryKind::device ? "device" : "staging", ctx.info().name,
-                        heap >> 20);
+                        bytes, detail::memory_kind_name(kind), ctx.info().name, heap >> 20);
     auto b = std::unique_ptr<Buffer>(new Buffer());
     b->bytes_ = bytes ? bytes : 4;
     b->kind_ = kind;
-    const ::vk::MemoryPropertyFlags want =
-        kind == MemoryKind::device ? ::vk::MemoryPropertyFlags(::vk::MemoryPropertyFlagBits::eDeviceLocal)
-                                   : (::vk::MemoryPropertyFlagBits::eHostVisible |
-                                      ::vk::MemoryPropertyFlagBits::eHostCoherent);
+    using F = ::vk::MemoryPropertyFlagBits;
+    const bool device = kind == MemoryKind::device;
+    const ::vk::MemoryPropertyFlags host = F::eHostVisible | F::eHostCoherent;
+    const ::vk::MemoryPropertyFlags want = device ? ::vk::MemoryPropertyFlags(F::eDeviceLocal) : host;
+    // What a transfer's staging memory would rather have on top.
+    const ::vk::MemoryPropertyFlags prefer = kind == MemoryKind::upload     ? host | F::eDeviceLocal
+                                             : kind == MemoryKind::readback ? host | F::eHostCached
+                                                                            : want;
     Status s = guard(fmt::format("allocating a {}-byte {} buffer on {}", b->bytes_,
-                                 kind == MemoryKind::device ? "device" : "staging",
-                                 ctx.info().name),
+                                 detail::memory_kind_name(kind), ctx.info().name),
                      [&] {
                        const ::vk::BufferCreateInfo bci(
                            {}, b->bytes_,
@@ -51,13 +70,24 @@ class Buffer {
                        auto type = ctx.memory_type(req.memoryTypeBits, want);
                        // A device without separate device-local memory (lavapipe) still has
                        // host-visible memory for everything.
-                       if (!type && kind == MemoryKind::device)
-                         type = ctx.memory_type(req.memoryTypeBits, {});
+                       if (!type && device) type = ctx.memory_type(req.memoryTypeBits, {});
                        if (!type) throw std::runtime_error("no memory type fits");
-                       const ::vk::MemoryAllocateInfo mai(req.size, *type);
-                       b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(ctx.device(), mai);
+                       const auto better = ctx.memory_type(req.memoryTypeBits, prefer);
+                       if (better && *better != *type) {
+                         // The preferred memory may be a small heap (a PCIe window onto device
+                         // memory): full, the plain kind serves.
+                         try {
+                           b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(
+                               ctx.device(), ::vk::MemoryAllocateInfo(req.size, *better));
+                         } catch (const ::vk::OutOfDeviceMemoryError&) {
+                         } catch (const ::vk::OutOfHostMemoryError&) {
+                         }
+                       }
+                       if (!b->memory_)
+                         b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(
+                             ctx.device(), ::vk::MemoryAllocateInfo(req.size, *type));
                        b->buffer_->bindMemory(**b->memory_, 0);
-                       if (kind == MemoryKind::staging)
+                       if (!device)
                          b->mapped_ = b->memory_->mapMemory(0, VK_WHOLE_SIZE);
                      });
     INFER_TRY(s);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <infer/vulkan/buffer.hpp>
 #include <infer/vulkan/context.hpp>
@@ -158,8 +159,9 @@ class Command {
     return VkMat(b, 0, Shape::of(int(b->bytes() / 4)), ElemType::f32, 1);
   }
 
-  /// Submits what was recorded and waits for it (one submit, one fence wait).
-  Status submit_and_wait() {
+  /// Submits what was recorded and waits for it (one submit, one fence wait): polls the fence
+  /// for up to `spin_us` microseconds, then blocks.
+  Status submit_and_wait(int spin_us = 0) {
     return guard(fmt::format("running a command buffer on {}", ctx_->info().name), [&] {
       const ::vk::CommandBuffer cb = **cmd_;
       {
@@ -167,6 +169,12 @@ class Command {
         if (testing::device_lost())
           throw ::vk::DeviceLostError("vkQueueSubmit (injected by a test)");
         ctx_->queue().submit(::vk::SubmitInfo({}, {}, cb), **fence_);
+      }
+      if (spin_us > 0) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+        while (fence_->getStatus() == ::vk::Result::eNotReady &&
+               std::chrono::steady_clock::now() < until) {
+        }
       }
       const auto r = ctx_->device().waitForFences(**fence_, VK_TRUE, UINT64_MAX);
       if (r != ::vk::Result::eSuccess) throw std::runtime_error(::vk::to_string(r));
