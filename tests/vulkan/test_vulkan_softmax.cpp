@@ -128,7 +128,9 @@ TEST_CASE("Vulkan softmax matches the scalar definition on every axis", "[vulkan
   const Shape shapes[] = {Shape::of(13),      Shape::of(12),         Shape::of(1000),
                           Shape::of(7, 8),    Shape::of(7, 5, 12),   Shape::of(13, 1, 8),
                           Shape::of(5, 3, 6), Shape::of(1, 1, 1000), Shape::of(3, 2, 5, 8),
-                          Shape::of(300, 3),  Shape::of(3, 300)};  // rows of 300: a workgroup each
+                          Shape::of(300, 3),  Shape::of(3, 300),  // rows of 300: a workgroup each
+                          // rows past the 2048 values a workgroup holds in registers
+                          Shape::of(2500),    Shape::of(2, 1, 2052)};
   unsigned seed = 800;
   for (const Shape& s : shapes)
     for (int axis = -s.dims; axis < s.dims; ++axis)

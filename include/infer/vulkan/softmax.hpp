@@ -1,7 +1,7 @@
 // Softmax on the GPU (shaders/softmax.comp): along any axis of a 1-D to 4-D blob (the channels of
 // a 3-D blob and the w of a 1-D one are what classifiers end with), max-subtracted, f32
-// arithmetic over f32 or f16 storage, packs 1 and 4, in place or not. One invocation per softmax
-// row: simple, and fast enough for the short rows and few values of a network's head.
+// arithmetic over f32 or f16 storage, packs 1 and 4, in place or not. One invocation per short
+// softmax row, one workgroup per long one.
 #pragma once
 
 #include <algorithm>
@@ -54,15 +54,16 @@ inline Status record_softmax(Recorder& rec, const VkMat& bottom, const VkMat& to
                         f16 ? std::span<const std::uint32_t>(shaders::softmax_f16)
                             : std::span<const std::uint32_t>(shaders::softmax_f32),
                         2, 5 * 4};
-  // Rows of 256 and more (a classifier's 1000 logits) take a workgroup each; short ones (many of
-  // them, such as a softmax over channels at every pixel) an invocation each.
+  // Rows of 256 and more (a classifier's 1000 logits) take a workgroup each, of 256 invocations
+  // (each holding up to 8 of the row's values: one read of the row up to 2048); short ones (many
+  // of them, such as a softmax over channels at every pixel) an invocation each.
   const bool wide = len >= 256;
   const SpecValue spec[] = {SpecValue::of(3, pack), SpecValue::of(4, wide ? 1 : 0)};
   const std::int32_t push[5] = {rows, inner, len, ginner, gstride};
-  constexpr std::uint32_t kLocal = 64;
+  const std::uint32_t local = wide ? 256 : 64;
   const VkMat* blobs[] = {&bottom, &top};
-  return rec.dispatch(code, {kLocal, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
-                      groups_1d(std::size_t(rows), wide ? 1 : kLocal));
+  return rec.dispatch(code, {local, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
+                      groups_1d(std::size_t(rows), wide ? 1 : local));
 }
 
 }  // namespace infer::vk
