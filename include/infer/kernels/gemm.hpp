@@ -413,31 +413,47 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
       kernels::detail::worth_threads(std::size_t(m) * k_total * n_total) ? num_threads : 1;
   const std::size_t tile_floats = std::size_t(kgroups) * kTileN * InPack;
   const std::size_t block_floats = k_total * kBlockM;
+  // Tiles t0 .. t1 (packed into `panel`) by output channel blocks mb0 .. mb1.
+  auto run = [&](float* panel, std::size_t t0, std::size_t t1, int mb0, int mb1) {
+    if (!in_place)
+      for (std::size_t t = t0; t < t1; ++t)
+        detail::pack_tile<T, InPack>(in, g, out.w, t * kTileN, n_total,
+                                     panel + (t - t0) * tile_floats);
+    for (int mb = mb0; mb < mb1; ++mb) {
+      const float* a = weights + std::size_t(mb) * block_floats;
+      const float* bb = bias + std::size_t(mb) * kBlockM;
+      for (std::size_t t = t0; t < t1; ++t) {
+        const std::size_t n0 = t * kTileN;
+        const int nvalid = int(std::min<std::size_t>(kTileN, n_total - n0));
+        if (in_place && nvalid == kTileN) {
+          detail::tile<T, OutPack, T, InPack>(in.data + n0 * InPack, in.cstep * InPack, in.c, a, bb,
+                                              out, mb * kBlockM, m, n0, nvalid, act);
+        } else {
+          float* p = panel + (t - t0) * tile_floats;
+          if (in_place && mb == mb0) detail::pack_tile<T, InPack>(in, g, out.w, n0, n_total, p);
+          detail::tile<T, OutPack, float, InPack>(p, std::size_t(kTileN) * InPack, kgroups, a, bb,
+                                                  out, mb * kBlockM, m, n0, nvalid, act);
+        }
+      }
+    }
+  };
+#ifdef _OPENMP
+  // Few pixel tiles (a 7x7 map has five) would split unevenly among threads, each thread
+  // streaming all of the weights: split the output channel blocks instead, each thread packing
+  // the (then small) input panel for itself.
+  if (threads > 1 && ntiles <= std::size_t(kChunkTiles) && mblocks >= 2 * threads) {
+#pragma omp parallel num_threads(threads)
+    {
+      const int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+      run(workspace + std::size_t(tid) * workspace_per_thread(int(k_total)), 0, ntiles,
+          mblocks * tid / nt, mblocks * (tid + 1) / nt);
+    }
+    return;
+  }
+#endif
   detail::for_each_chunk(
       ntiles, kChunkTiles, threads, workspace, k_total,
-      [&](float* panel, std::size_t t0, std::size_t t1) {
-        if (!in_place)
-          for (std::size_t t = t0; t < t1; ++t)
-            detail::pack_tile<T, InPack>(in, g, out.w, t * kTileN, n_total,
-                                         panel + (t - t0) * tile_floats);
-        for (int mb = 0; mb < mblocks; ++mb) {
-          const float* a = weights + std::size_t(mb) * block_floats;
-          const float* bb = bias + std::size_t(mb) * kBlockM;
-          for (std::size_t t = t0; t < t1; ++t) {
-            const std::size_t n0 = t * kTileN;
-            const int nvalid = int(std::min<std::size_t>(kTileN, n_total - n0));
-            if (in_place && nvalid == kTileN) {
-              detail::tile<T, OutPack, T, InPack>(in.data + n0 * InPack, in.cstep * InPack, in.c, a,
-                                                  bb, out, mb * kBlockM, m, n0, nvalid, act);
-            } else {
-              float* p = panel + (t - t0) * tile_floats;
-              if (in_place && mb == 0) detail::pack_tile<T, InPack>(in, g, out.w, n0, n_total, p);
-              detail::tile<T, OutPack, float, InPack>(p, std::size_t(kTileN) * InPack, kgroups, a,
-                                                      bb, out, mb * kBlockM, m, n0, nvalid, act);
-            }
-          }
-        }
-      });
+      [&](float* panel, std::size_t t0, std::size_t t1) { run(panel, t0, t1, 0, mblocks); });
 }
 
 }  // namespace gemm
