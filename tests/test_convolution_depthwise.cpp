@@ -302,11 +302,15 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .group = 4}, 32),
         "32->64 g4 (threaded)", {Shape::of(16, 12, 32)});
   // Groups of exactly one pack (RegNet's form), every group at once
-  // (kernels::convolution_grouped_pack): 4 per group at pack 4; 8 per group at pack 8, stride 2
-  // with 8 pixels and a tail per row; 16 per group at pack 16, dilated, with a ReLU.
+  // (kernels::convolution_grouped_pack, tiles of 8 pixels across rows, a last tile of 1 to 7):
+  // 4 per group at pack 4; 8 per group at pack 8, stride 1 on 7x7 and 14x14 (RegNet's maps) and
+  // stride 2; 16 per group at pack 16, dilated, with a ReLU.
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 16},
                      64),
-        "64->64 g16 (4 per group)", {Shape::of(13, 5, 64)});
+        "64->64 g16 (4 per group)", {Shape::of(13, 5, 64), Shape::of(7, 7, 64)});
+  sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 8},
+                     64),
+        "64->64 g8 (8 per group)", {Shape::of(7, 7, 64), Shape::of(14, 14, 64), Shape::of(1, 1, 64)});
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .stride_w = 2, .pad_left = 1,
                       .bias_term = 1, .group = 8},
                      64),

@@ -148,63 +148,74 @@ void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>&
 
 namespace detail {
 
-/// X consecutive output pixels from x of one row of convolution_grouped_pack: each weight vector
-/// loaded once for the X pixels. `base` is the row's first input row, `wq` the group's weights.
+/// X output pixels of one group of convolution_grouped_pack, anywhere in its plane: pixel j's
+/// window starts at src[j] and its output goes to dst[j]; the first `count` are stored (the
+/// others repeat a valid pixel). Each weight vector is loaded once for the X pixels.
 template <int X, int Pack, StorageElement T, class Act>
-void grouped_pack_pixels(const T* base, T* dst, int x, int in_w, const float* wq,
-                         const float* bias, const ConvGeometry& g, const Act& act) {
+void grouped_pack_tile(const T* const* src, T* const* dst, int count, int in_w, const float* wq,
+                       const float* bias, const ConvGeometry& g, const Act& act) {
   using L = Lanes<Pack>;
   typename L::Vec acc[X][L::blocks];
   for (int j = 0; j < X; ++j)
     for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::zero();
   const float* wp = wq;
   for (int ky = 0; ky < g.kernel_h; ++ky) {
-    const T* srow = base + std::size_t(ky) * g.dilation_h * in_w * Pack;
     for (int kx = 0; kx < g.kernel_w; ++kx) {
-      const T* s = srow + (std::size_t(x) * g.stride_w + std::size_t(kx) * g.dilation_w) * Pack;
+      const std::size_t off =
+          (std::size_t(ky) * g.dilation_h * in_w + std::size_t(kx) * g.dilation_w) * Pack;
       for (int i = 0; i < Pack; ++i, wp += Pack) {
         typename L::Vec w[L::blocks];
         for (int b = 0; b < L::blocks; ++b) w[b] = L::load(wp + b * L::W);
         for (int j = 0; j < X; ++j) {
-          const typename L::Vec v = L::splat(to_f32(s[std::size_t(j) * g.stride_w * Pack + i]));
+          const typename L::Vec v = L::splat(to_f32(src[j][off + std::size_t(i)]));
           for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::fma(v, w[b], acc[j][b]);
         }
       }
     }
   }
   for (int j = 0; j < X; ++j)
-    store_epilogue<Pack>(dst + std::size_t(x + j) * Pack, acc[j], bias, act);
+    if (j < count) store_epilogue<Pack>(dst[j], acc[j], bias, act);
 }
 
 }  // namespace detail
 
 /// A grouped convolution whose groups are one channel pack in and one out (RegNet's 3x3 of 8
 /// channels per group at pack 8): output pack q = act(conv(input pack q, group q's weights) +
-/// bias), every group at once, eight output pixels of a row per step (then one at a time) so
-/// that each weight vector is loaded once for them. `in` is the padded input; `weights` are
-/// convolution_direct_weights' layout for one input and one output group, group after group;
-/// `bias` holds out.c * Pack.
+/// bias), every group at once. A group's output pixels go in tiles of eight taken across its
+/// rows (a 7x7 map is six such tiles and one of four, not seven rows of one pixel at a time),
+/// each weight vector loaded once per tile; threads share the (group, tile) items. `in` is the
+/// padded input; `weights` are convolution_direct_weights' layout for one input and one output
+/// group, group after group; `bias` holds out.c * Pack.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
           int Pack,          ///< lanes of a channel group: the group's channels
           class Act>         ///< epilogue activation, callable on float and on simd batches
 void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                               const float* weights, const float* bias, const ConvGeometry& g,
                               const Act& act, int num_threads) {
-  constexpr int X = 8;  // output pixels per step
+  constexpr int X = 8, XS = 4;  // output pixels per tile; per tile of the last few
   const std::size_t group_weights = std::size_t(g.kernel_w) * g.kernel_h * Pack * Pack;
-  const int rows = out.c * out.h;
-  const std::size_t work = std::size_t(out.w) * rows * group_weights;
+  const int pixels = out.w * out.h;
+  const int tiles = (pixels + X - 1) / X;
+  const int items = out.c * tiles;
+  const std::size_t work = std::size_t(pixels) * out.c * group_weights;
 #pragma omp parallel for num_threads(num_threads) if (detail::worth_threads(work))
-  for (int r = 0; r < rows; ++r) {
-    const int q = r / out.h, y = r % out.h;
+  for (int it = 0; it < items; ++it) {
+    const int q = it / tiles, p0 = (it % tiles) * X;
+    const int count = std::min(X, pixels - p0);
+    const T* src[X];
+    T* dst[X];
+    for (int j = 0; j < X; ++j) {
+      const int p = p0 + std::min(j, count - 1);
+      const int y = p / out.w, x = p % out.w;
+      src[j] = in.row(q, y * g.stride_h) + std::size_t(x) * g.stride_w * Pack;
+      dst[j] = out.row(q, y) + std::size_t(x) * Pack;
+    }
     const float* wq = weights + q * group_weights;
     const float* bq = bias + std::size_t(q) * Pack;
-    T* dst = out.row(q, y);
-    const T* base = in.row(q, y * g.stride_h);
-    int x = 0;
-    for (; x + X <= out.w; x += X)
-      detail::grouped_pack_pixels<X, Pack>(base, dst, x, in.w, wq, bq, g, act);
-    for (; x < out.w; ++x) detail::grouped_pack_pixels<1, Pack>(base, dst, x, in.w, wq, bq, g, act);
+    if (count <= XS)
+      detail::grouped_pack_tile<XS, Pack>(src, dst, count, in.w, wq, bq, g, act);
+    else
+      detail::grouped_pack_tile<X, Pack>(src, dst, count, in.w, wq, bq, g, act);
   }
 }
 
