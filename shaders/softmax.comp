@@ -19,7 +19,7 @@
 
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const int pack = 1;
-layout(constant_id = 4) const int wide = 0;  // 1: a workgroup per row (long rows), at most 256
+layout(constant_id = 4) const int wide = 0;  // 1: a workgroup per row (long rows)
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;

@@ -262,8 +262,9 @@ TEST_CASE("Convolution GEMM paths on awkward sizes", "[layer][convolution][gemm]
         "3x3 s2 16->5", {Shape::of(9, 10, 16), Shape::of(3, 3, 16)});
   sweep(with_weights({.num_output = 17, .kernel_w = 3, .dilation_w = 2, .pad_left = 2}, 16),
         "3x3 dilation 2 pad2 16->17", {Shape::of(7, 8, 16), Shape::of(1, 1, 16)});
-  // Few pixel tiles (at most a chunk) and many output channel blocks: two threads split the
-  // blocks, each packing the input itself (the 1x1 edge tile in place, the 3x3 gather).
+  // Small maps and many output channel blocks: two threads split the blocks, each packing the
+  // input itself (the 1x1 edge tile in place, the 3x3 gather); the 1x1 map is too little work
+  // for a second thread.
   sweep(with_weights({.num_output = 130, .kernel_w = 1, .bias_term = 1}, 48),
         "1x1 s1 48->130 (threads split the channels)",
         {Shape::of(7, 7, 48), Shape::of(9, 5, 48), Shape::of(1, 1, 48)});

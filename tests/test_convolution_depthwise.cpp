@@ -277,7 +277,11 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
         "16->32 g2", {Shape::of(6, 5, 16), Shape::of(1, 1, 16)});
   // 32 -> 64 in 2 groups (16 -> 32), 5x5 pad 2 stride 2, as AlexNet's conv2: the per-group GEMM
   // at every pack above 1.
-  sweep(with_weights({.num_output = 64, .kernel_w = 5, .stride_w = 2, .pad_left = 2, .bias_term = 1,
+  sweep(with_weights({.num_output = 64,
+                      .kernel_w = 5,
+                      .stride_w = 2,
+                      .pad_left = 2,
+                      .bias_term = 1,
                       .group = 2},
                      32),
         "32->64 g2 5x5 s2", {Shape::of(9, 7, 32)});
@@ -302,22 +306,28 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .group = 4}, 32),
         "32->64 g4 (threaded)", {Shape::of(16, 12, 32)});
   // Groups of exactly one pack (RegNet's form), every group at once
-  // (kernels::convolution_grouped_pack, tiles of 8 pixels across rows, a last tile of 1 to 7):
+  // (kernels::convolution_grouped_pack, tiles of 8 pixels across rows, a last tile of 1 to 8):
   // 4 per group at pack 4; 8 per group at pack 8, stride 1 on 7x7 and 14x14 (RegNet's maps) and
   // stride 2; 16 per group at pack 16, dilated, with a ReLU.
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 16},
                      64),
         "64->64 g16 (4 per group)", {Shape::of(13, 5, 64), Shape::of(7, 7, 64)});
+  // Last tiles of 1 (7x7), 4 (14x14), 7 (5x3), 2 (5x2) and a lone pixel.
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 8},
                      64),
-        "64->64 g8 (8 per group)", {Shape::of(7, 7, 64), Shape::of(14, 14, 64), Shape::of(1, 1, 64)});
-  sweep(with_weights({.num_output = 64, .kernel_w = 3, .stride_w = 2, .pad_left = 1,
-                      .bias_term = 1, .group = 8},
+        "64->64 g8 (8 per group)",
+        {Shape::of(7, 7, 64), Shape::of(14, 14, 64), Shape::of(5, 3, 64), Shape::of(5, 2, 64),
+         Shape::of(1, 1, 64)});
+  sweep(with_weights({.num_output = 64,
+                      .kernel_w = 3,
+                      .stride_w = 2,
+                      .pad_left = 1,
+                      .bias_term = 1,
+                      .group = 8},
                      64),
         "64->64 g8 (8 per group) stride 2", {Shape::of(19, 11, 64), Shape::of(3, 3, 64)});
   ConvolutionDepthWise wide = with_weights(
-      {.num_output = 48, .kernel_w = 3, .dilation_w = 2, .pad_left = 2, .bias_term = 1,
-       .group = 3},
+      {.num_output = 48, .kernel_w = 3, .dilation_w = 2, .pad_left = 2, .bias_term = 1, .group = 3},
       48);
   wide.activation = {1, {0.f, 0.f}};
   sweep(wide, "48->48 g3 (16 per group) dilation 2 relu", {Shape::of(21, 7, 48)});

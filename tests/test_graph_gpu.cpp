@@ -66,6 +66,12 @@ constexpr int count_kind(const graph::Plan& p, StepDesc::Kind k) {
   return n;
 }
 
+// Transfers cast between the float storage types only; the same type is a plain copy.
+static_assert(graph::detail::transfer_casts(ElemType::f32, ElemType::f16));
+static_assert(graph::detail::transfer_casts(ElemType::bf16, ElemType::f32));
+static_assert(!graph::detail::transfer_casts(ElemType::f16, ElemType::f16));
+static_assert(!graph::detail::transfer_casts(ElemType::f32, ElemType::i8));
+
 // At compile time: two uploads (the input; c's output for d and e, shared), two downloads (b's
 // output for c; d and e as graph outputs, one each).
 static_assert(plan_for(gpu_target()).error.ok());

@@ -3,12 +3,12 @@
 // per-tensor or per-channel scale).
 #pragma once
 
+#include <cstring>
 #include <infer/kernels/cast.hpp>
 #include <infer/kernels/pack.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
 #include <infer/status.hpp>
-#include <cstring>
 #include <span>
 
 namespace infer {
@@ -93,7 +93,7 @@ template <class From, class To>
 void cast_channels(const Mat& src, Mat& dst, std::span<const float> scales, int num_threads) {
   const std::size_t n = std::size_t(src.w()) * src.h() * src.d() * src.elempack();
   const int groups = src.c();
-#pragma omp parallel for num_threads(num_threads)
+#pragma omp parallel for num_threads(num_threads) if (num_threads > 1)
   for (int q = 0; q < groups; ++q) {
     const From* s = static_cast<const From*>(src.channel_data(q));
     To* d = static_cast<To*>(dst.channel_data(q));
@@ -122,10 +122,12 @@ void cast_channels(const Mat& src, Mat& dst, std::span<const float> scales, int 
 }
 }  // namespace detail
 
-/// Converts `src` into `dst`, which has its shape and pack (its own channel step) and a float
-/// storage type (f32, f16, bf16): the cast a transfer applies as it copies into staging memory.
+/// Converts `src` into `dst`, which has its shape and pack (its own channel step) and the same
+/// type (a copy) or another float storage type (f32, f16, bf16): what a transfer applies as it
+/// copies through staging memory.
 inline Status cast_into(const Mat& src, Mat& dst, int num_threads = 1) {
   const ElemType from = src.type(), to = dst.type();
+  if (src.empty() || dst.empty()) return make_error("cast: an empty Mat");
   if (!(src.shape() == dst.shape()) || src.elempack() != dst.elempack())
     return make_error("cast: {} and {} differ in shape or pack", src.describe(), dst.describe());
   using E = ElemType;
@@ -133,7 +135,7 @@ inline Status cast_into(const Mat& src, Mat& dst, int num_threads = 1) {
     detail::cast_channels<From, To>(src, dst, {}, num_threads);
     return Status{};
   };
-  if (from == to && from != E::i8 && from != E::i32) {
+  if (from == to) {
     const std::size_t n = std::size_t(src.w()) * src.h() * src.d() * src.elempack();
     for (int q = 0; q < src.c(); ++q)
       std::memcpy(dst.channel_data(q), src.channel_data(q), n * elem_size(from));

@@ -22,9 +22,10 @@ struct Option {
   /// loader's devices, or -1 for the best one (discrete GPU, then integrated, then a CPU
   /// implementation such as lavapipe).
   int vulkan_device = -1;
-  /// How long, in microseconds, a forward polls its GPU work's fence before it blocks in the
-  /// driver's wait: a blocked thread wakes tens of microseconds after the GPU finishes, a polling
-  /// one at once, at the cost of a busy core while it polls. 0 blocks at once.
+  /// How long, in microseconds, a forward polls the fence of each run of GPU steps it submits
+  /// before it blocks in the driver's wait: a blocked thread wakes tens of microseconds after the
+  /// GPU finishes, a polling one at once, at the cost of a busy core while it polls. 0 blocks at
+  /// once; a CPU implementation of Vulkan (lavapipe), which needs the cores, never polls.
   int vulkan_spin_us = 2000;
   /// InnerProduct keeps its weights as f16 for the one-sample product (f32 arithmetic), halving
   /// the bytes that weight-bandwidth-bound kernel streams: what ncnn's x86 build does by default

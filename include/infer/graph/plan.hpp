@@ -78,7 +78,8 @@ struct BufferDesc {
 /// One step of the plan.
 struct StepDesc {
   /// A layer, a conversion on one device, or a transfer between host and GPU memory (the same
-  /// type and pack on both sides: conversions happen on one side of it).
+  /// pack on both sides; between float types it also casts, graph::detail::transfer_casts; other
+  /// conversions happen on one side of it).
   enum Kind { layer, cast, repack, upload, download };
   Kind kind = layer;
   Device device = Device::cpu;  ///< where it runs (a transfer: the GPU's queue)

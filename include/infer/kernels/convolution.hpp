@@ -146,6 +146,10 @@ void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>&
   }
 }
 
+/// Output pixels of a tile of convolution_grouped_pack (eight accumulators cover the FMA latency on
+/// two pipes), and of the narrower tile that takes a last tile of at most kGroupedTileTail.
+inline constexpr int kGroupedTile = 8, kGroupedTileTail = 4;
+
 namespace detail {
 
 /// X output pixels of one group of convolution_grouped_pack, anywhere in its plane: pixel j's
@@ -181,9 +185,10 @@ void grouped_pack_tile(const T* const* src, T* const* dst, int count, int in_w, 
 
 /// A grouped convolution whose groups are one channel pack in and one out (RegNet's 3x3 of 8
 /// channels per group at pack 8): output pack q = act(conv(input pack q, group q's weights) +
-/// bias), every group at once. A group's output pixels go in tiles of eight taken across its
-/// rows (a 7x7 map is six such tiles and one of four, not seven rows of one pixel at a time),
-/// each weight vector loaded once per tile; threads share the (group, tile) items. `in` is the
+/// bias), every group at once. A group's output pixels go in tiles of kGroupedTile taken across
+/// its rows (a 7x7 map is six such tiles and a last pixel, not seven rows of one pixel at a
+/// time; a last tile of kGroupedTileTail or fewer runs that narrower kernel), each weight vector
+/// loaded once per tile; threads share the (group, tile) items. `in` is the
 /// padded input; `weights` are convolution_direct_weights' layout for one input and one output
 /// group, group after group; `bias` holds out.c * Pack.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
@@ -192,7 +197,7 @@ template <StorageElement T,  ///< storage type of input and output; arithmetic i
 void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                               const float* weights, const float* bias, const ConvGeometry& g,
                               const Act& act, int num_threads) {
-  constexpr int X = 8, XS = 4;  // output pixels per tile; per tile of the last few
+  constexpr int X = kGroupedTile, XS = kGroupedTileTail;
   const std::size_t group_weights = std::size_t(g.kernel_w) * g.kernel_h * Pack * Pack;
   const int pixels = out.w * out.h;
   const int tiles = (pixels + X - 1) / X;

@@ -44,6 +44,10 @@ inline constexpr int kPixTileN = kPixVecs * kWidth;
 /// Register tiles of pixels per packed B chunk: the chunk is reused by every block of A, and a
 /// block of A by every tile of the chunk, while both sit in L2.
 inline constexpr int kChunkTiles = 8;
+/// Output maps of at most this many pixels (a 7x7 stage, 9x9) split their output channel blocks
+/// among threads rather than their pixel tiles: a handful of tiles splits unevenly, and each
+/// thread would stream all of the weights.
+inline constexpr std::size_t kSmallMapPixels = 96;
 
 /// Floats of packed weights for M output channels and K = num_input x maxk.
 inline std::size_t weights_size(int num_output, int k) {
@@ -438,15 +442,16 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
     }
   };
 #ifdef _OPENMP
-  // Few pixel tiles (a 7x7 map has five) would split unevenly among threads, each thread
-  // streaming all of the weights: split the output channel blocks instead, each thread packing
-  // the (then small) input panel for itself.
-  if (threads > 1 && ntiles <= std::size_t(kChunkTiles) && mblocks >= 2 * threads) {
+  // Small maps (kSmallMapPixels): threads take even shares of the output channel blocks, each
+  // packing the input's (few) tiles for itself, a chunk at a time.
+  if (threads > 1 && n_total <= kSmallMapPixels && mblocks >= 2 * threads) {
 #pragma omp parallel num_threads(threads)
     {
       const int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-      run(workspace + std::size_t(tid) * workspace_per_thread(int(k_total)), 0, ntiles,
-          mblocks * tid / nt, mblocks * (tid + 1) / nt);
+      float* panel = workspace + std::size_t(tid) * workspace_per_thread(int(k_total));
+      for (std::size_t t0 = 0; t0 < ntiles; t0 += kChunkTiles)
+        run(panel, t0, std::min<std::size_t>(ntiles, t0 + kChunkTiles), mblocks * tid / nt,
+            mblocks * (tid + 1) / nt);
     }
     return;
   }

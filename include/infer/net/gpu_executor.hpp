@@ -23,6 +23,7 @@
 #include <infer/vulkan/relayout.hpp>
 #include <memory>
 #include <span>
+#include <tuple>
 #include <vector>
 
 namespace infer::net::gpu {
@@ -167,8 +168,9 @@ class Run {
       staging_at[k] = at;
       at += (p.buffers[std::size_t(up ? s.out[0] : s.in[0])].bytes + 255) / 256 * 256;
     }
-    for (auto [bytes, kind, into] : {std::tuple(up_bytes, vk::MemoryKind::upload, &run->up_),
-                                     std::tuple(down_bytes, vk::MemoryKind::readback, &run->down_)}) {
+    for (auto [bytes, kind, into] :
+         {std::tuple(up_bytes, vk::MemoryKind::upload, &run->up_),
+          std::tuple(down_bytes, vk::MemoryKind::readback, &run->down_)}) {
       if (bytes == 0) continue;
       auto staging = vk::Buffer::create(ctx, bytes, kind);
       INFER_TRY(staging);
@@ -212,14 +214,16 @@ class Run {
       Mat staged = staged_view(*up_, t);
       INFER_TRY(cast_into(host[std::size_t(t.host)], staged));
     }
-    INFER_TRY(seg.cmd->submit_and_wait(spin_us));
+    // A CPU implementation of Vulkan runs the work on the cores a poll would keep busy.
+    INFER_TRY(seg.cmd->submit_and_wait(device_->ctx->info().kind == "cpu" ? 0 : spin_us));
     for (const Transfer& t : seg.downloads)
       INFER_TRY(cast_into(staged_view(*down_, t), host[std::size_t(t.host)]));
     if (step_ms && timestamps_) {
       auto ns = seg.cmd->timestamps_ns();
       INFER_TRY(ns);
       step_ms->clear();
-      for (std::size_t i = 1; i < ns->size(); ++i) step_ms->push_back(((*ns)[i] - (*ns)[i - 1]) / 1e6);
+      for (std::size_t i = 1; i < ns->size(); ++i)
+        step_ms->push_back(((*ns)[i] - (*ns)[i - 1]) / 1e6);
     }
     return {};
   }
@@ -234,8 +238,7 @@ class Run {
 
   template <class LayerOf, class NameOf>
   Status record_segment(const graph::Plan& p, const PlanWeights& weights, Segment& seg,
-                        const std::vector<std::size_t>& staging_at, LayerOf& layer,
-                        NameOf& name) {
+                        const std::vector<std::size_t>& staging_at, LayerOf& layer, NameOf& name) {
     vk::Command& cmd = *seg.cmd;
     vk::CommandRecorder rec(cmd, *device_->pipelines);
     const std::uint32_t stamps = timestamps_ ? std::uint32_t(seg.end - seg.first + 1) : 0;
@@ -289,8 +292,8 @@ class Run {
         st = vk::record_relayout(rec, bufs_[std::size_t(s.in[0])], bufs_[std::size_t(s.out[0])]);
       }
       if (!st.ok())
-        return make_error("recording step {} ({}) on {}: {}", k, name(k),
-                          device_->ctx->info().name, st.message());
+        return make_error("recording step {} ({}) on {}: {}", k, name(k), device_->ctx->info().name,
+                          st.message());
       if (stamps) {
         // Timing each step on its own: it finishes before the next starts.
         INFER_TRY(cmd.barrier());
@@ -306,8 +309,8 @@ class Run {
 
   /// A transfer's region of a staging buffer, laid out as its device blob.
   static Mat staged_view(const vk::Buffer& staging, const Transfer& t) {
-    return Mat::wrap(static_cast<char*>(staging.mapped()) + t.staging, t.dev.shape(),
-                     t.dev.type(), t.dev.elempack(), t.dev.cstep());
+    return Mat::wrap(static_cast<char*>(staging.mapped()) + t.staging, t.dev.shape(), t.dev.type(),
+                     t.dev.elempack(), t.dev.cstep());
   }
 
   /// Bytes [begin, end) of one buffer.
@@ -315,7 +318,9 @@ class Run {
     const vk::Buffer* buffer;
     std::size_t begin, end;
   };
-  static Range range_of(const vk::VkMat& m) { return {m.buffer(), m.offset(), m.offset() + m.bytes()}; }
+  static Range range_of(const vk::VkMat& m) {
+    return {m.buffer(), m.offset(), m.offset() + m.bytes()};
+  }
   static bool overlaps(const std::vector<Range>& a, const std::vector<Range>& b) {
     for (const Range& x : a)
       for (const Range& y : b)

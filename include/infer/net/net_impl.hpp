@@ -15,8 +15,8 @@
 #include <infer/net/gpu_executor.hpp>
 #endif
 #include <list>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -228,8 +228,7 @@ INFER_NET_FUNC Status NetBase::load_model(const std::filesystem::path& path) {
 }
 
 INFER_NET_FUNC Status NetBase::load_model(io::ModelBin& mb) {
-  if (!state_ || state_->layers.empty())
-    return make_error("Net::load_model: load a .param first");
+  if (!state_ || state_->layers.empty()) return make_error("Net::load_model: load a .param first");
   State& st = *state_;
   for (std::size_t n = 0; n < st.layers.size(); ++n) {
     Status s = st.layers[n]->load(mb);
@@ -244,7 +243,8 @@ INFER_NET_FUNC Status NetBase::load_model(io::ModelBin& mb) {
   return {};
 }
 
-INFER_NET_FUNC Status NetBase::load_random_weights(std::uint64_t seed, std::vector<std::byte>* bin) {
+INFER_NET_FUNC Status NetBase::load_random_weights(std::uint64_t seed,
+                                                   std::vector<std::byte>* bin) {
   if (!state_ || state_->layers.empty())
     return make_error("Net::load_random_weights: load a .param first");
   io::RandomWeights gen(seed, bin);
@@ -265,7 +265,9 @@ INFER_NET_FUNC std::vector<std::string_view> NetBase::input_names() const {
   return out;
 }
 
-INFER_NET_FUNC Shape NetBase::input_shape(std::size_t i) const { return state_->inputs.at(i).shape; }
+INFER_NET_FUNC Shape NetBase::input_shape(std::size_t i) const {
+  return state_->inputs.at(i).shape;
+}
 
 INFER_NET_FUNC std::string_view NetBase::default_output() const {
   const io::LayerSpec& last = state_->file.layers.back();
@@ -276,8 +278,8 @@ INFER_NET_FUNC const io::ParamFile& NetBase::param() const { return state_->file
 
 INFER_NET_FUNC std::size_t NetBase::layer_count() const { return state_->layers.size(); }
 
-INFER_NET_FUNC Result<std::vector<Mat>> NetBase::run(std::span<const NamedMat> inputs,
-                                                     std::span<const std::string_view> outputs) const {
+INFER_NET_FUNC Result<std::vector<Mat>> NetBase::run(
+    std::span<const NamedMat> inputs, std::span<const std::string_view> outputs) const {
   if (!state_) return make_error("Net::run: load a .param first");
   State& st = *state_;
   // A context from the pool (made when every pooled one is busy), given back when done.
@@ -297,8 +299,10 @@ INFER_NET_FUNC Result<std::vector<Mat>> NetBase::run(std::span<const NamedMat> i
     out.reserve(ctx->output_count());
     for (std::size_t i = 0; i < ctx->output_count() && ran.ok(); ++i) {
       auto copy = ctx->output(i).clone();
-      if (!copy.ok()) ran = copy.error();
-      else out.push_back(std::move(*copy));
+      if (!copy.ok())
+        ran = copy.error();
+      else
+        out.push_back(std::move(*copy));
     }
   }
   {
@@ -378,8 +382,7 @@ INFER_NET_FUNC Status NetBase::make_key(std::span<const NamedMat> inputs,
   key.clear();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     std::size_t k = 0;
-    while (k < st.inputs.size() &&
-           st.file.blobs[std::size_t(st.inputs[k].blob)] != inputs[i].name)
+    while (k < st.inputs.size() && st.file.blobs[std::size_t(st.inputs[k].blob)] != inputs[i].name)
       ++k;
     if (k == st.inputs.size())
       return make_error("Net::run: '{}' is not an input of the network", inputs[i].name);
@@ -451,8 +454,10 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
 #ifdef INFER_HAS_VULKAN
     if (!st.gpu && !st.gpu_failed) {
       auto dev = net::gpu::open_device(opt_.vulkan_device);
-      if (dev.ok()) st.gpu = std::move(*dev);
-      else st.gpu_failed = true;
+      if (dev.ok())
+        st.gpu = std::move(*dev);
+      else
+        st.gpu_failed = true;
     }
     opened = st.gpu != nullptr;
 #endif
@@ -502,16 +507,18 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
       st.gpu = std::move(*dev);
     }
     if (p.target.gpu_storage == ElemType::f16 && !st.gpu->ctx->info().fp16_storage)
-      return make_error("{}: {} has no 16-bit storage for the target's f16 GPU storage (set "
-                        "gpu_storage = f32)",
-                        st.file.source, st.gpu->ctx->info().name);
+      return make_error(
+          "{}: {} has no 16-bit storage for the target's f16 GPU storage (set "
+          "gpu_storage = f32)",
+          st.file.source, st.gpu->ctx->info().name);
     auto w = net::gpu::upload_weights(st.gpu, p, [&](int node) { return c->layer(st, node); });
     if (!w.ok()) return make_error("{}: uploading the weights: {}", st.file.source, w.message());
     c->gpu = std::move(*w);
 #else
-    return make_error("{}: the target places layers on the GPU, and infer was built without the "
-                      "Vulkan backend (INFER_VULKAN=OFF)",
-                      st.file.source);
+    return make_error(
+        "{}: the target places layers on the GPU, and infer was built without the "
+        "Vulkan backend (INFER_VULKAN=OFF)",
+        st.file.source);
 #endif
   }
   return std::shared_ptr<const Compiled>(std::move(c));
@@ -577,21 +584,23 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     if (in.mat.type() != ElemType::f32)
       return make_error("Net::run: input '{}' must be f32, got {}", in.name,
                         to_string(in.mat.type()));
-    if (in.mat.elempack() == 1) in.mat.copy_to(dst);
-    else INFER_TRY(convert_packing(in.mat, dst, 1, x.opt));
+    if (in.mat.elempack() == 1)
+      in.mat.copy_to(dst);
+    else
+      INFER_TRY(convert_packing(in.mat, dst, 1, x.opt));
   }
   if (x.profile) x.timings.clear();
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     const graph::StepDesc& s = p.steps[k];
-    const auto start = x.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const auto start =
+        x.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     Status r;
     std::string_view what;
 #ifdef INFER_HAS_VULKAN
     if (const int seg = x.gpu ? x.gpu->segment_at(k) : -1; seg >= 0) {
       // A run of GPU steps: recorded once, one submit and one wait here.
       const std::size_t end = x.gpu->segment_end(seg);
-      r = x.gpu->run_segment(seg, x.bufs, x.opt.vulkan_spin_us,
-                                 x.profile ? &x.gpu_ms : nullptr);
+      r = x.gpu->run_segment(seg, x.bufs, x.opt.vulkan_spin_us, x.profile ? &x.gpu_ms : nullptr);
       if (!r.ok())
         return make_error("{}: steps {}..{} on the GPU: {}", source, k, end - 1, r.message());
       if (x.profile) {
@@ -643,8 +652,8 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
     if (!r.ok()) return make_error("{}: step {} ({}): {}", source, k, what, r.message());
     if (x.profile) {
       const auto stop = std::chrono::steady_clock::now();
-      x.timings.push_back({net.step_text(c, k),
-                           std::chrono::duration<double, std::milli>(stop - start).count()});
+      x.timings.push_back(
+          {net.step_text(c, k), std::chrono::duration<double, std::milli>(stop - start).count()});
     }
   }
   for (std::size_t o = 0; o < p.output_buffers.size(); ++o)
@@ -655,14 +664,14 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
 INFER_NET_FUNC std::string NetBase::step_text(const Compiled& c, std::size_t k) const {
   const graph::StepDesc& s = c.plan.steps[k];
   const graph::BufferDesc& out = c.plan.buffers[std::size_t(s.out[0])];
-  const std::string what =
-      s.kind == graph::StepDesc::cast ? std::string("cast")
-      : s.kind == graph::StepDesc::repack   ? std::string("repack")
-      : s.kind == graph::StepDesc::upload   ? std::string("upload")
-      : s.kind == graph::StepDesc::download ? std::string("download")
-          : fmt::format("{} '{}'", spec_of(s.node).type, spec_of(s.node).name);
-  return fmt::format("{} p{} -> {}x{}x{} p{}", what, s.pack, out.shape.w, out.shape.h,
-                     out.shape.c, out.pack);
+  const std::string what = s.kind == graph::StepDesc::cast     ? std::string("cast")
+                           : s.kind == graph::StepDesc::repack ? std::string("repack")
+                           : s.kind == graph::StepDesc::upload ? std::string("upload")
+                           : s.kind == graph::StepDesc::download
+                               ? std::string("download")
+                               : fmt::format("{} '{}'", spec_of(s.node).type, spec_of(s.node).name);
+  return fmt::format("{} p{} -> {}x{}x{} p{}", what, s.pack, out.shape.w, out.shape.h, out.shape.c,
+                     out.pack);
 }
 
 }  // namespace infer

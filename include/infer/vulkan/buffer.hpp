@@ -14,10 +14,10 @@ namespace infer::vk {
 
 /// Where a buffer lives.
 enum class MemoryKind {
-  device,   ///< device-local (weights, the arena)
-  staging,  ///< host-visible and coherent (weights on their way to device memory)
-  upload,   ///< host-visible and coherent, device-local where the device offers such memory
-  readback, ///< host-visible and coherent, cached on the host where the device offers it
+  device,    ///< device-local (weights, the arena)
+  staging,   ///< host-visible and coherent (weights on their way up, tests' transfers)
+  upload,    ///< host-visible and coherent, device-local where the device offers such memory
+  readback,  ///< host-visible and coherent, cached on the host where the device offers it
 };
 
 namespace detail {
@@ -29,9 +29,10 @@ inline const char* memory_kind_name(MemoryKind kind) {
       return "upload";
     case MemoryKind::readback:
       return "readback";
-    default:
+    case MemoryKind::staging:
       return "staging";
   }
+  return "?";
 }
 }  // namespace detail
 
@@ -43,53 +44,54 @@ class Buffer {
                                                 MemoryKind kind) {
     const std::uint64_t heap = ctx.info().device_local_bytes;
     if (heap && bytes > heap)
-      return make_error("Vulkan: allocating a {}-byte {} buffer on {}: more than its {} MB of "
-                        "device memory",
-                        bytes, detail::memory_kind_name(kind), ctx.info().name, heap >> 20);
+      return make_error(
+          "Vulkan: allocating a {}-byte {} buffer on {}: more than its {} MB of "
+          "device memory",
+          bytes, detail::memory_kind_name(kind), ctx.info().name, heap >> 20);
     auto b = std::unique_ptr<Buffer>(new Buffer());
     b->bytes_ = bytes ? bytes : 4;
     b->kind_ = kind;
     using F = ::vk::MemoryPropertyFlagBits;
     const bool device = kind == MemoryKind::device;
     const ::vk::MemoryPropertyFlags host = F::eHostVisible | F::eHostCoherent;
-    const ::vk::MemoryPropertyFlags want = device ? ::vk::MemoryPropertyFlags(F::eDeviceLocal) : host;
+    const ::vk::MemoryPropertyFlags want =
+        device ? ::vk::MemoryPropertyFlags(F::eDeviceLocal) : host;
     // What a transfer's staging memory would rather have on top.
     const ::vk::MemoryPropertyFlags prefer = kind == MemoryKind::upload     ? host | F::eDeviceLocal
                                              : kind == MemoryKind::readback ? host | F::eHostCached
                                                                             : want;
-    Status s = guard(fmt::format("allocating a {}-byte {} buffer on {}", b->bytes_,
-                                 detail::memory_kind_name(kind), ctx.info().name),
-                     [&] {
-                       const ::vk::BufferCreateInfo bci(
-                           {}, b->bytes_,
-                           ::vk::BufferUsageFlagBits::eStorageBuffer |
-                               ::vk::BufferUsageFlagBits::eTransferSrc |
-                               ::vk::BufferUsageFlagBits::eTransferDst);
-                       b->buffer_ = std::make_unique<::vk::raii::Buffer>(ctx.device(), bci);
-                       const auto req = b->buffer_->getMemoryRequirements();
-                       auto type = ctx.memory_type(req.memoryTypeBits, want);
-                       // A device without separate device-local memory (lavapipe) still has
-                       // host-visible memory for everything.
-                       if (!type && device) type = ctx.memory_type(req.memoryTypeBits, {});
-                       if (!type) throw std::runtime_error("no memory type fits");
-                       const auto better = ctx.memory_type(req.memoryTypeBits, prefer);
-                       if (better && *better != *type) {
-                         // The preferred memory may be a small heap (a PCIe window onto device
-                         // memory): full, the plain kind serves.
-                         try {
-                           b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(
-                               ctx.device(), ::vk::MemoryAllocateInfo(req.size, *better));
-                         } catch (const ::vk::OutOfDeviceMemoryError&) {
-                         } catch (const ::vk::OutOfHostMemoryError&) {
-                         }
-                       }
-                       if (!b->memory_)
-                         b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(
-                             ctx.device(), ::vk::MemoryAllocateInfo(req.size, *type));
-                       b->buffer_->bindMemory(**b->memory_, 0);
-                       if (!device)
-                         b->mapped_ = b->memory_->mapMemory(0, VK_WHOLE_SIZE);
-                     });
+    Status s =
+        guard(fmt::format("allocating a {}-byte {} buffer on {}", b->bytes_,
+                          detail::memory_kind_name(kind), ctx.info().name),
+              [&] {
+                const ::vk::BufferCreateInfo bci({}, b->bytes_,
+                                                 ::vk::BufferUsageFlagBits::eStorageBuffer |
+                                                     ::vk::BufferUsageFlagBits::eTransferSrc |
+                                                     ::vk::BufferUsageFlagBits::eTransferDst);
+                b->buffer_ = std::make_unique<::vk::raii::Buffer>(ctx.device(), bci);
+                const auto req = b->buffer_->getMemoryRequirements();
+                auto type = ctx.memory_type(req.memoryTypeBits, want);
+                // A device without separate device-local memory (lavapipe) still has
+                // host-visible memory for everything.
+                if (!type && device) type = ctx.memory_type(req.memoryTypeBits, {});
+                if (!type) throw std::runtime_error("no memory type fits");
+                const auto better = ctx.memory_type(req.memoryTypeBits, prefer);
+                if (better && *better != *type) {
+                  // The preferred memory may be a small heap (a PCIe window onto device
+                  // memory): full, the plain kind serves.
+                  try {
+                    b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(
+                        ctx.device(), ::vk::MemoryAllocateInfo(req.size, *better));
+                  } catch (const ::vk::OutOfDeviceMemoryError&) {
+                  } catch (const ::vk::OutOfHostMemoryError&) {
+                  }
+                }
+                if (!b->memory_)
+                  b->memory_ = std::make_unique<::vk::raii::DeviceMemory>(
+                      ctx.device(), ::vk::MemoryAllocateInfo(req.size, *type));
+                b->buffer_->bindMemory(**b->memory_, 0);
+                if (!device) b->mapped_ = b->memory_->mapMemory(0, VK_WHOLE_SIZE);
+              });
     INFER_TRY(s);
     return b;
   }

@@ -174,6 +174,9 @@ class Command {
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
         while (fence_->getStatus() == ::vk::Result::eNotReady &&
                std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
         }
       }
       const auto r = ctx_->device().waitForFences(**fence_, VK_TRUE, UINT64_MAX);
@@ -205,6 +208,9 @@ class CommandRecorder final : public Recorder {
   std::uint32_t compute_units() const override { return cmd_->context().info().compute_units; }
   std::uint32_t max_shared_memory() const override {
     return cmd_->context().info().max_shared_memory;
+  }
+  std::uint32_t max_workgroup_invocations() const override {
+    return cmd_->context().info().max_workgroup_invocations;
   }
   Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,
                   std::span<const SpecValue> spec, std::span<const VkMat* const> blobs,

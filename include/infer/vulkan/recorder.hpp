@@ -38,6 +38,8 @@ class Recorder {
   virtual std::uint32_t compute_units() const { return 0; }
   /// The shared memory a workgroup may use, in bytes (Vulkan's least, 16 KB, where unknown).
   virtual std::uint32_t max_shared_memory() const { return 16384; }
+  /// The invocations a workgroup may have (Vulkan's least, 128, where unknown).
+  virtual std::uint32_t max_workgroup_invocations() const { return 128; }
   /// Records one dispatch of `code` with workgroup size `local` (constants 0-2), constants `spec`
   /// (ids from 3), blob i at binding i, `push` as push constants, `groups` workgroups.
   virtual Status dispatch(const ShaderCode& code, std::array<std::uint32_t, 3> local,

@@ -55,12 +55,13 @@ inline Status record_softmax(Recorder& rec, const VkMat& bottom, const VkMat& to
                             : std::span<const std::uint32_t>(shaders::softmax_f32),
                         2, 5 * 4};
   // Rows of 256 and more (a classifier's 1000 logits) take a workgroup each, of 256 invocations
-  // (each holding up to 8 of the row's values: one read of the row up to 2048); short ones (many
-  // of them, such as a softmax over channels at every pixel) an invocation each.
+  // where the device allows (each holding up to 8 of the row's values: one read of the row up to
+  // 2048), else 64; short ones (many of them, such as a softmax over channels at every pixel) an
+  // invocation each.
   const bool wide = len >= 256;
   const SpecValue spec[] = {SpecValue::of(3, pack), SpecValue::of(4, wide ? 1 : 0)};
   const std::int32_t push[5] = {rows, inner, len, ginner, gstride};
-  const std::uint32_t local = wide ? 256 : 64;
+  const std::uint32_t local = wide && rec.max_workgroup_invocations() >= 256 ? 256 : 64;
   const VkMat* blobs[] = {&bottom, &top};
   return rec.dispatch(code, {local, 1, 1}, spec, blobs, std::as_bytes(std::span(push)),
                       groups_1d(std::size_t(rows), wide ? 1 : local));

@@ -1,5 +1,7 @@
-// Moving blobs between host Mats and device VkMats through host-visible staging buffers: the
-// layouts are the same (packed_layout), so each direction is one memcpy and one buffer copy.
+// Moving blobs between host Mats and device VkMats through host-visible staging buffers, for
+// tests and tools that move one blob at a time: host and device blobs of one layout
+// (packed_layout), so each direction is one memcpy and one buffer copy. A plan's transfers, which
+// may cast as they copy, are net/gpu_executor.hpp's.
 #pragma once
 
 #include <cstring>
