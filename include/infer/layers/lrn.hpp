@@ -3,6 +3,7 @@
 // One blob, in place or not, f32/f16/bf16 storage with f32 arithmetic, every pack.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/kernels/lrn.hpp>
@@ -28,6 +29,10 @@ struct LRN {
   float beta = 0.75f;  ///< ncnn 3=beta
   float bias = 1.f;    ///< ncnn 4=bias
 
+  /// Pixels the across-channel pass takes at once: their squares of every channel (a table of
+  /// 32 x (channels + 4) floats, 33 KB at 256 channels) stay in L1 while each group reads them.
+  static constexpr std::size_t kAcrossTile = 32;
+
   using storage = float_storage;
   using packs = all_packs;
 
@@ -50,7 +55,6 @@ struct LRN {
     INFER_TRY(top.create(bottom.shape(), elem_type_v<T>, Pack, opt.blob_alloc()));
     return run<T, Pack>(bottom, top, opt);
   }
-
 
   /// Within a channel the GPU kernel reads neighbours other invocations write: not in place.
   constexpr bool vulkan_inplace() const { return region_type == 0; }
@@ -85,31 +89,40 @@ struct LRN {
     const int groups = in.c;
     const std::size_t pixels = std::size_t(in.w) * in.h;
     const std::size_t values = pixels * Pack;  // of one channel group
-    // One f32 window sum per value, in the group's packed order.
-    std::vector<float> sums(values * std::size_t(groups));
     const int threads = groups > 1 && values * std::size_t(groups) >= 4096 ? opt.num_threads : 1;
 
     if (region_type == 0) {
+      // Across channels, a tile of kAcrossTile pixels at a time (threads take tiles): the squares
+      // of every channel of the tile's pixels go into a pixel-major table with zeros around (each
+      // window one contiguous run; it stays in L1), then each channel group's window sums and
+      // scaling. In place is safe: a tile reads all of its values before it writes any.
       const int r = local_size / 2;
       const std::size_t channels = std::size_t(groups) * Pack;
       const std::size_t row = channels + 2 * std::size_t(r);
-      // Squares of every channel by pixel, zeros around: each window is then one contiguous run.
-      std::vector<float> table(pixels * row, 0.f);
-#pragma omp parallel for num_threads(threads)
-      for (int q = 0; q < groups; ++q)
-        kernels::lrn_squares_by_pixel<T, Pack>(in.channel(q), pixels, table.data(), row,
-                                               std::size_t(r) + std::size_t(q) * Pack);
+      const std::size_t tiles = (pixels + kAcrossTile - 1) / kAcrossTile;
       const float k = alpha / float(local_size);
-#pragma omp parallel for num_threads(threads)
-      for (int q = 0; q < groups; ++q) {
-        float* s = sums.data() + values * std::size_t(q);
-        kernels::lrn_across_sums<Pack>(table.data(), pixels, row, std::size_t(q) * Pack, 2 * r + 1,
-                                       s);
-        kernels::lrn_scale(in.channel(q), out.channel(q), s, values, k, bias, beta);
+#pragma omp parallel num_threads(threads) if (threads > 1 && tiles > 1)
+      {
+        std::vector<float> table(kAcrossTile * row, 0.f), sums(kAcrossTile * Pack);
+#pragma omp for schedule(static)
+        for (std::size_t t = 0; t < tiles; ++t) {
+          const std::size_t p0 = t * kAcrossTile, n = std::min(kAcrossTile, pixels - p0);
+          for (int q = 0; q < groups; ++q)
+            kernels::lrn_squares_by_pixel<T, Pack>(in.channel(q) + p0 * Pack, n, table.data(), row,
+                                                   std::size_t(r) + std::size_t(q) * Pack);
+          for (int q = 0; q < groups; ++q) {
+            kernels::lrn_across_sums<Pack>(table.data(), n, row, std::size_t(q) * Pack, 2 * r + 1,
+                                           sums.data());
+            kernels::lrn_scale(in.channel(q) + p0 * Pack, out.channel(q) + p0 * Pack, sums.data(),
+                               n * Pack, k, bias, beta);
+          }
+        }
       }
       return {};
     }
 
+    // One f32 window sum per value, in the group's packed order.
+    std::vector<float> sums(values * std::size_t(groups));
     const int pad = local_size / 2;
     const float k = alpha / float(local_size * local_size);
 #pragma omp parallel for num_threads(threads)
