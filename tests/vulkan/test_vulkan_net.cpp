@@ -39,6 +39,28 @@ infer::Option gpu_option() {
   return opt;
 }
 
+/// Loads `param` (text) into `cpu` with random weights of `seed`, and into each of `gpus` with
+/// the same weights.
+void load_same_weights(std::string_view param, std::string_view name, std::uint64_t seed,
+                       infer::Net& cpu, std::initializer_list<infer::Net*> gpus) {
+  std::vector<std::byte> bin;
+  REQUIRE(cpu.load_param_text(param, std::string(name) + ".param").ok());
+  REQUIRE(cpu.load_random_weights(seed, &bin).ok());
+  for (infer::Net* n : gpus) {
+    REQUIRE(n->load_param_text(param, std::string(name) + ".param").ok());
+    REQUIRE(n->load_model(std::span<const std::byte>(bin), std::string(name) + ".bin").ok());
+  }
+}
+
+/// The printed plan of `net` for input `in` and its default output.
+std::string plan_text(infer::Net& net, const infer::Mat& in) {
+  const infer::NamedMat named[] = {{net.input_names()[0], in}};
+  const std::string_view outs[] = {net.default_output()};
+  auto plan = net.plan(named, outs);
+  REQUIRE(plan.ok());
+  return infer::graph::format_plan(**plan);
+}
+
 /// Runs `name` on the CPU and on the GPU at `storage` with one input and random weights; returns
 /// the GPU output's error relative to the CPU output's largest value.
 double gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape input = {}) {
@@ -124,11 +146,7 @@ TEST_CASE("Vulkan Net: the plan shows GPU steps, transfers and the GPU arena", "
   REQUIRE(net.load_param(model_path("squeezenet")).ok());
   REQUIRE(net.load_random_weights(3).ok());
   const infer::Mat in = infer::test::make_model_input(infer::Shape::of(64, 64, 3));
-  const infer::NamedMat named[] = {{net.input_names()[0], in}};
-  const std::string_view outs[] = {net.default_output()};
-  auto plan = net.plan(named, outs);
-  REQUIRE(plan.ok());
-  const std::string text = infer::graph::format_plan(**plan);
+  const std::string text = plan_text(net, in);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("Convolution 'conv1'") && Catch::Contains("[gpu]") &&
                        Catch::Contains("upload -> gpu") && Catch::Contains("download -> cpu") &&
@@ -167,22 +185,14 @@ TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU",
     if (storage == infer::ElemType::f16 && !infer::vk::test::g_ctx->info().fp16_storage) continue;
     CAPTURE(infer::to_string(storage));
     infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
-    std::vector<std::byte> bin;
-    REQUIRE(cpu.load_param_text(kParam, "layers.param").ok());
-    REQUIRE(cpu.load_random_weights(5, &bin).ok());
-    REQUIRE(gpu.load_param_text(kParam, "layers.param").ok());
-    REQUIRE(gpu.load_model(std::span<const std::byte>(bin), "layers.bin").ok());
+    load_same_weights(kParam, "layers", 5, cpu, {&gpu});
     const infer::Mat in = infer::test::make_model_input(infer::Shape::of(9, 7, 8));
     auto want = cpu.run(in);
     REQUIRE(want.ok());
     auto got = gpu.run(in);
     INFO((got.ok() ? std::string() : got.message()));
     REQUIRE(got.ok());
-    const infer::NamedMat named[] = {{gpu.input_names()[0], in}};
-    const std::string_view outs[] = {gpu.default_output()};
-    auto plan = gpu.plan(named, outs);
-    REQUIRE(plan.ok());
-    const std::string text = infer::graph::format_plan(**plan);
+    const std::string text = plan_text(gpu, in);
     INFO(text);
     for (const char* layer : {"BatchNorm 'bn'", "Scale 'sc'", "LRN 'lrn'", "Bias 'bi'",
                               "Scale 'sc2'", "BinaryOp 'add'"}) {
@@ -211,21 +221,11 @@ TEST_CASE("Vulkan Net: transfers cast as they copy; a forward that polls and one
     blocks.vulkan_spin_us = 0;
     infer::Net cpu({}, gpu_option()), a(gpu_target(infer::ElemType::f16), polls),
         b(gpu_target(infer::ElemType::f16), blocks);
-    std::vector<std::byte> bin;
-    REQUIRE(cpu.load_param_text(param, "cast.param").ok());
-    REQUIRE(cpu.load_random_weights(7, &bin).ok());
-    for (infer::Net* n : {&a, &b}) {
-      REQUIRE(n->load_param_text(param, "cast.param").ok());
-      REQUIRE(n->load_model(std::span<const std::byte>(bin), "cast.bin").ok());
-    }
+    load_same_weights(param, "cast", 7, cpu, {&a, &b});
     // 7x5: the host's f32 channel step (48 values at pack 1, 36 at pack 4) is not the GPU's f16
     // one (64, 40).
     const infer::Mat in = infer::test::make_model_input(infer::Shape::of(7, 5, c));
-    const infer::NamedMat named[] = {{a.input_names()[0], in}};
-    const std::string_view outs[] = {a.default_output()};
-    auto plan = a.plan(named, outs);
-    REQUIRE(plan.ok());
-    const std::string text = infer::graph::format_plan(**plan);
+    const std::string text = plan_text(a, in);
     INFO(text);
     CHECK_THAT(text, !Catch::Contains("cast ->"));
     CHECK_THAT(text, Catch::Contains("data[7x5x" + std::to_string(c) + " f16 p"));
