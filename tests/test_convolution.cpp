@@ -625,11 +625,11 @@ TEST_CASE("Convolution errors", "[layer][convolution]") {
   REQUIRE_FALSE(st.ok());
   REQUIRE_THAT(st.message(), Catch::Contains("pads must be >= 0"));
 
-  Convolution int8 = c;
+  Convolution int8 = c;  // quantized, but no scales given
   int8.int8_scale_term = 1;
   st = run(int8, Shape::of(6, 6, 3));
   REQUIRE_FALSE(st.ok());
-  REQUIRE_THAT(st.message(), Catch::Contains("Convolution: int8"));
+  REQUIRE_THAT(st.message(), Catch::Contains("Convolution: 0 weight scales"));
 
   Convolution bad_act = c;
   bad_act.activation.type = 7;

@@ -104,16 +104,32 @@ TEST_CASE("ModelBinFromMemory reads table-quantized buffers", "[io][model_bin]")
   REQUIRE(r.value() == std::vector<float>{9.f});
 }
 
-TEST_CASE("ModelBinFromMemory rejects int8 weights and names the offset", "[io][model_bin]") {
+TEST_CASE("ModelBinFromMemory reads int8-tagged weights as their integer values",
+          "[io][model_bin]") {
   Bin b;
   b.f32({1.f, 2.f});
-  b.u32(infer::io::kTagI8).u8({1, 2, 3, 4});
+  b.u32(infer::io::kTagI8).u8({1, 0xFE, 0x81, 127, 5});  // 5 bytes, then padding to 4
+  b.u8({0, 0, 0});
+  b.f32({7.f});
   ModelBinFromMemory mb(b.bytes, "net.bin");
   REQUIRE(mb.load(2, WeightType::raw_f32).ok());
-  auto q = mb.load(4, WeightType::tagged);
-  REQUIRE_FALSE(q.ok());
-  REQUIRE_THAT(q.message(), Catch::Contains("net.bin: offset 8") &&
-                                Catch::Contains("int8-quantized weights (tag 0x000D4B38)"));
+  CHECK(mb.last_type() == infer::ElemType::f32);
+  auto q = mb.load(5, WeightType::tagged);
+  REQUIRE(q.ok());
+  CHECK(q.value() == std::vector<float>{1.f, -2.f, -127.f, 127.f, 5.f});
+  CHECK(mb.last_type() == infer::ElemType::i8);
+  auto r = mb.load(1, WeightType::raw_f32);
+  REQUIRE(r.ok());
+  CHECK(r.value() == std::vector<float>{7.f});
+  CHECK(mb.last_type() == infer::ElemType::f32);
+  SECTION("truncated int8 bytes name the offset") {
+    Bin t;
+    t.u32(infer::io::kTagI8).u8({1, 2});
+    ModelBinFromMemory short_mb(t.bytes, "short.bin");
+    auto e = short_mb.load(4, WeightType::tagged);
+    REQUIRE_FALSE(e.ok());
+    CHECK_THAT(e.message(), Catch::Contains("short.bin: offset 4") && Catch::Contains("int8"));
+  }
 }
 
 TEST_CASE("ModelBinFromMemory reports truncation with the offset", "[io][model_bin]") {

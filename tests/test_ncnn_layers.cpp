@@ -522,8 +522,10 @@ TEST_CASE("ncnn_layers: weighted layers' range checks", "[ncnn_layers]") {
   CHECK_THAT(error_of<C>(spec("Convolution", "c", "0=1 1=3 6=9 4=-233 16=-234")), Contains("SAME"));
   CHECK_THAT(error_of<C>(spec("Convolution", "c", "0=1 1=3 6=9 5=2")),
              Contains("key 5: bias_term must be 0 or 1, got 2"));
-  CHECK_THAT(error_of<C>(spec("Convolution", "c", "0=1 1=3 6=9 8=2")),
-             Contains("key 8: int8_scale_term=2 (int8 weights) is not supported"));
+  CHECK(build<C>(spec("Convolution", "c", "0=1 1=3 6=9 8=102")).int8_scale_term == 102);
+  CHECK_THAT(error_of<C>(spec("Convolution", "c", "0=1 1=3 6=9 8=3")),
+             Contains("key 8: int8_scale_term must be 0, 1, 2, 101 or 102") &&
+                 Contains("got 3"));
   CHECK_THAT(error_of<C>(spec("Convolution", "c", "0=1 1=3 6=9 19=1")),
              Contains("key 19: dynamic_weight=1") && Contains("not supported"));
   CHECK_THAT(error_of<C>(spec("Convolution", "c", "0=1 1=3 6=9 9=7")),
@@ -573,8 +575,9 @@ TEST_CASE("ncnn_layers: weighted layers' range checks", "[ncnn_layers]") {
              Contains("key 2: weight_data_size 25 is not a multiple of num_output 10"));
   CHECK_THAT(error_of<IP>(spec("InnerProduct", "fc", "2=25")),
              Contains("key 0: num_output must be >= 1, got 0"));
-  CHECK_THAT(error_of<IP>(spec("InnerProduct", "fc", "0=10 2=20 8=1")),
-             Contains("key 8: int8_scale_term=1"));
+  CHECK(build<IP>(spec("InnerProduct", "fc", "0=10 2=20 8=1")).int8_scale_term == 1);
+  CHECK_THAT(error_of<IP>(spec("InnerProduct", "fc", "0=10 2=20 8=101")),
+             Contains("key 8: int8_scale_term must be 0, 1 or 2") && Contains("got 101"));
 }
 
 TEST_CASE("ncnn_layers: messages name file, line, type, name and key", "[ncnn_layers]") {

@@ -34,6 +34,12 @@ class ModelBin {
   virtual ~ModelBin() = default;
   /// The next buffer of `count` values, converted to f32.
   virtual Result<std::vector<float>> load(std::size_t count, WeightType type) = 0;
+  /// How the last buffer load() returned was stored: i8 for ncnn's int8-tagged weights (their
+  /// integer values, which a quantized layer takes as they are), f32 otherwise.
+  ElemType last_type() const { return last_type_; }
+
+ protected:
+  ElemType last_type_ = ElemType::f32;
 };
 
 /// Reads ncnn .bin bytes (the span must outlive the reader). Errors name `source` and the offset.
@@ -45,6 +51,7 @@ class ModelBinFromMemory final : public ModelBin {
   Result<std::vector<float>> load(std::size_t count, WeightType type) override {
     // Each size is checked against the bytes left before anything is allocated, so a wrong count
     // (from a bad .param) gives an Error rather than a huge allocation.
+    last_type_ = ElemType::f32;
     if (type == WeightType::raw_f32) {
       INFER_TRY(room(count, sizeof(float), count, "raw f32"));
       std::vector<float> out(count);
@@ -52,7 +59,6 @@ class ModelBinFromMemory final : public ModelBin {
       return out;
     }
     std::uint32_t tag = 0;
-    const std::size_t tag_at = offset_;
     INFER_TRY(room(1, sizeof tag, count, "the 4-byte type tag of"));
     read(&tag, sizeof tag);
     if (tag == kTagF32 || tag == kTagF32Alt) {
@@ -70,8 +76,11 @@ class ModelBinFromMemory final : public ModelBin {
       return out;
     }
     if (tag == kTagI8) {
-      return make_error("{}: offset {}: int8-quantized weights (tag 0x000D4B38) are not supported",
-                        source_, tag_at);
+      INFER_TRY(room(count, 1, count, "int8"));
+      std::vector<std::int8_t> bytes(count);
+      read(bytes.data(), count);
+      last_type_ = ElemType::i8;
+      return std::vector<float>(bytes.begin(), bytes.end());
     }
     // Any other tag: a 256-entry f32 table follows, then one byte index per value.
     float table[256];

@@ -162,9 +162,11 @@ void read_conv(L& l, ParamReader& r) {
   require_off(r, 19, "dynamic_weight", "weights from a second input blob");
   const layers::detail::Pads2D p = layers::detail::conv_pads(l);
   check_same_pads(r, {4, 15, 14, 16}, {p.left, p.right, p.top, p.bottom});
-  if (l.int8_scale_term != 0)
-    r.fail(8, fmt::format("int8_scale_term={} (int8 weights) is not supported, only 0",
-                          l.int8_scale_term));
+  const int q = l.int8_scale_term;
+  if (q != 0 && q != 1 && q != 2 && q != 101 && q != 102)
+    r.fail(8, fmt::format("int8_scale_term must be 0, 1, 2, 101 or 102 (ncnn's quantized forms), "
+                          "got {}",
+                          q));
   require_at_least(r, 6, "weight_data_size", l.weight_data_size, 1);
 }
 
@@ -657,7 +659,7 @@ inline Status set_params(layers::DeconvolutionDepthWise& l, ParamReader& r) {
 }
 
 /// 0=num_output 1=bias_term 2=weight_data_size (a multiple of num_output) 8=int8_scale_term
-/// (must be 0) 9=activation_type 10=activation_params.
+/// (0, 1 or 2) 9=activation_type 10=activation_params.
 inline Status set_params(layers::InnerProduct& l, ParamReader& r) {
   l.num_output = r.get(0, l.num_output);
   l.bias_term = detail::read_flag(r, 1, "bias_term", l.bias_term);
@@ -669,8 +671,9 @@ inline Status set_params(layers::InnerProduct& l, ParamReader& r) {
   if (l.num_output >= 1 && l.weight_data_size >= 1 && l.weight_data_size % l.num_output != 0)
     r.fail(2, fmt::format("weight_data_size {} is not a multiple of num_output {}",
                           l.weight_data_size, l.num_output));
-  if (l.int8_scale_term != 0)
-    r.fail(8, fmt::format("int8_scale_term={} (int8 weights) is not supported, only 0",
+  if (l.int8_scale_term != 0 && l.int8_scale_term != 1 && l.int8_scale_term != 2)
+    r.fail(8, fmt::format("int8_scale_term must be 0, 1 or 2 (ncnn's quantized InnerProduct has "
+                          "no top scale), got {}",
                           l.int8_scale_term));
   return r.finish();
 }

@@ -4,10 +4,12 @@
 // reading a 1x1 stride-1 input in place and gathering every other window (1x1 stride 2, 3x3,
 // dilation) chunk by chunk (im2col); the direct kernel where the GEMM's per-thread panel would be
 // too large (huge num_input x kernel size) or the target has no float batch. f32/f16/bf16 storage
-// with f32 arithmetic, every input pack; the output pack is pack_for(num_output, pack). Not
-// supported, each an Error: int8 (8=int8_scale_term), 1-D/2-D inputs (ncnn runs those as
-// InnerProduct / Convolution1D-like cases). ncnn's 19=dynamic_weight (weights from a second blob)
-// is not a member.
+// with f32 arithmetic, every input pack; the output pack is pack_for(num_output, pack).
+// Quantized (ncnn's 8=int8_scale_term, detail/int8_layer.hpp): an int8 GEMM (kernels/int8.hpp) on
+// an int8 input (a float input is quantized by the bottom scale first), its output f32
+// (dequantized) or, with a term above 100, int8 requantized by the top scale; always on the CPU.
+// Not supported, an Error: 1-D/2-D inputs (ncnn runs those as InnerProduct / Convolution1D-like
+// cases). ncnn's 19=dynamic_weight (weights from a second blob) is not a member.
 #pragma once
 
 #include <cstddef>
@@ -15,9 +17,11 @@
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/convolution.hpp>
 #include <infer/kernels/gemm.hpp>
+#include <infer/kernels/int8.hpp>
 #include <infer/kernels/winograd.hpp>
 #include <infer/layers/detail/activation_param.hpp>
 #include <infer/layers/detail/conv_common.hpp>
+#include <infer/layers/detail/int8_layer.hpp>
 #include <infer/shape.hpp>
 #include <span>
 #include <string_view>
@@ -47,7 +51,9 @@ struct Convolution {
   int pad_left = 0;              ///< ncnn 4=pad_left; kPadSameUpper/-Lower (-233/-234): SAME
   int bias_term = 0;             ///< ncnn 5=bias_term
   int weight_data_size = 0;      ///< ncnn 6=weight_data_size
-  int int8_scale_term = 0;       ///< ncnn 8=int8_scale_term; int8 is not supported, must be 0
+  /// ncnn 8=int8_scale_term: 0 float; else quantized, its scales in `int8`; above 100 the output
+  /// is requantized to int8.
+  int int8_scale_term = 0;
   ActivationParam activation{};  ///< ncnn 9=activation_type, 10=activation_params
   int kernel_h = kSameAs;        ///< ncnn 11=kernel_h; kSameAs: kernel_w
   int dilation_h = kSameAs;      ///< ncnn 12=dilation_h; kSameAs: dilation_w
@@ -67,9 +73,20 @@ struct Convolution {
   /// (prepare()).
   std::vector<float> bias_packed{};
   int prepared_pack = 0;  ///< the input pack weight_packed is laid out for; 0: not prepared
+  /// The quantized form's scales (load() or the caller: one weight scale per output channel) and
+  /// prepared weights.
+  detail::Int8Part int8{};
 
-  using storage = float_storage;
+  /// Float storage; i8 for a quantized layer's int8 input (its output type: int8_output_type()).
+  using storage = storage_list<f32, f16, bf16, i8>;
   using packs = all_packs;
+
+  /// Whether the layer computes in int8 (int8_scale_term != 0).
+  constexpr bool quantized() const { return int8_scale_term != 0; }
+  /// A quantized layer's output: i8 when it requantizes (int8_scale_term > 100), else f32.
+  constexpr ElemType int8_output_type() const {
+    return int8_scale_term > 100 ? ElemType::i8 : ElemType::f32;
+  }
 
   /// Input channels the weights imply: weight_data_size / (kernel_w * kernel_h * num_output).
   constexpr int num_input() const {
@@ -83,6 +100,7 @@ struct Convolution {
     direct,    ///< kernels/convolution.hpp: any window, no float batch needed
     gemm,      ///< kernels/gemm.hpp: in place (1x1 s1) or im2col
     winograd,  ///< kernels/winograd.hpp: F(4x4, 3x3), 3x3 stride 1 dilation 1 only
+    int8,      ///< kernels/int8.hpp: the quantized layer's int8 GEMM
   };
 
   /// Winograd's tile: F(kWinogradOut x kWinogradOut, 3 x 3). The kernel has F(6x6) too, which
@@ -106,6 +124,7 @@ struct Convolution {
   /// measured; spatial size does not enter (prepare() does not know it) and no measured map
   /// (7x7 up) made the GEMM faster.
   constexpr Algorithm algorithm(int pack) const {
+    if (quantized()) return Algorithm::int8;
     if (uses_winograd(pack)) return Algorithm::winograd;
     return uses_gemm() ? Algorithm::gemm : Algorithm::direct;
   }
@@ -132,7 +151,7 @@ struct Convolution {
 
   /// Checks the parameters alone (static messages).
   constexpr ShapeCheck check_params() const {
-    if (int8_scale_term != 0) return shape_error("int8 (int8_scale_term != 0) is not supported");
+    if (int8_scale_term < 0) return shape_error("int8_scale_term must be >= 0");
     if (num_output <= 0) return shape_error("num_output must be > 0");
     const detail::Window2D win = detail::conv_window(*this);
     if (ShapeCheck c = detail::check_window(win); !c.ok()) return c;
@@ -166,12 +185,18 @@ struct Convolution {
     auto w = mb.load(std::size_t(weight_data_size), io::WeightType::tagged);
     if (!w.ok()) return make_error("Convolution: weight_data: {}", w.message());
     weight_data = std::move(w).value();
+    int8.weights_are_int8 = mb.last_type() == ElemType::i8;
+    if (int8.weights_are_int8 && !quantized())
+      return make_error("Convolution: int8 weights stored for a layer without int8_scale_term");
     bias_data.clear();
     if (bias_term) {
       auto b = mb.load(std::size_t(num_output), io::WeightType::raw_f32);
       if (!b.ok()) return make_error("Convolution: bias_data: {}", b.message());
       bias_data = std::move(b).value();
     }
+    if (quantized())
+      INFER_TRY(detail::load_int8_scales(mb, int8_scale_term, num_output, num_output,
+                                         "Convolution", int8));
     prepared_pack = 0;
     return {};
   }
@@ -189,6 +214,16 @@ struct Convolution {
           "implies",
           pack, cin, weight_data_size);
     const int maxk = detail::conv_window(*this).maxk();
+    if (quantized()) {
+      INFER_TRY(detail::check_int8_scales(int8, int8_scale_term, std::size_t(num_output),
+                                          "Convolution"));
+      const std::vector<std::int8_t> q = detail::quantized_weights(weight_data, int8);
+      int8.packed = kernels::int8::pack_weights(q.data(), 1, num_output, cin, maxk);
+      detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
+      int8.prepared_pack = 1;
+      prepared_pack = pack;
+      return {};
+    }
     if (uses_winograd(pack)) {
       weight_packed.resize(kernels::winograd::weights_size<kWinogradOut>(num_output, cin));
       kernels::winograd::transform_weights<kWinogradOut>(weight_data.data(), weight_packed.data(),
@@ -230,6 +265,10 @@ struct Convolution {
     if (activation.type != 0)
       return make_error("Convolution: cannot fold an affine map behind activation_type {}",
                         activation.type);
+    if (quantized())
+      return make_error("Convolution: cannot fold an affine map into int8 weights (int8_scale_term "
+                        "{}): their scales were chosen for the weights as stored",
+                        int8_scale_term);
     if (a.size() != std::size_t(num_output) || b.size() != std::size_t(num_output))
       return make_error("Convolution: fold_affine needs {} values in a and b, got {} and {}",
                         num_output, a.size(), b.size());
@@ -271,15 +310,85 @@ struct Convolution {
   /// three algorithms with it) even where layers/instances.hpp declares it extern.
   template <StorageElement T, int Pack, class Act>
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
+  /// forward_fused at a float storage type: every algorithm.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_fused_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
 
   /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
   /// its kernels are instantiated. A static graph knows each layer's parameters, so its steps
   /// call this (graph::run_fused_node).
   template <StorageElement T, int Pack, Algorithm Algo, class Act>
   Status forward_with(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
-    if (algorithm(Pack) != Algo)
-      return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
-                        int(Algo), Pack, int(algorithm(Pack)));
+    if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
+      if (!quantized())
+        return make_error("Convolution: an int8 input needs int8_scale_term (got {})",
+                          bottom.describe());
+      if (algorithm(Pack) != Algo)
+        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
+                          int(Algo), Pack, int(algorithm(Pack)));
+      return forward_int8<Pack>(bottom, top, opt, act);
+    } else {
+      if (algorithm(Pack) != Algo)
+        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
+                          int(Algo), Pack, int(algorithm(Pack)));
+      return forward_float<T, Pack, Algo>(bottom, top, opt, act);
+    }
+  }
+
+  /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
+  /// Pack; `top` int8_output_type() at pack_for(num_output, Pack).
+  template <int Pack, class Act>
+  Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    if (int8.prepared_pack == 0 || int8.scale_in.empty())
+      return make_error("Convolution: int8 weights are not prepared (call prepare after load)");
+    if (bottom.elempack() != Pack || bottom.dims() != 3)
+      return make_error("Convolution: int8 input {}, expected 3-D at pack {}", bottom.describe(),
+                        Pack);
+    const Shape s = bottom.shape();
+    if (s.c != num_input())
+      return make_error("Convolution: input {} has {} channels, weight_data_size {} implies {}",
+                        bottom.describe(), s.c, weight_data_size, num_input());
+    detail::WindowPlan plan;
+    const ShapeCheck c =
+        detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this), s.w, s.h, plan);
+    if (!c.ok()) return make_error("Convolution: input {}: {}", bottom.describe(), c.error);
+    auto in = detail::int8_input(bottom, int8, opt, "Convolution");
+    if (!in.ok()) return in.error();
+    const int out_pack = pack_for(num_output, Pack);
+    INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), int8_output_type(), out_pack,
+                         opt.blob_alloc()));
+    const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+    Mat workspace;
+    INFER_TRY(workspace.create(
+        Shape::of(int(kernels::int8::panel_bytes(int8.packed.k) * std::size_t(threads))),
+        ElemType::i8, 1, opt.workspace_alloc()));
+    const detail::Window2D w = detail::conv_window(*this);
+    const kernels::int8::ConvWindow win{
+        {w.kernel_w, w.kernel_h, w.dilation_w, w.dilation_h, w.stride_w, w.stride_h},
+        plan.pads.left,
+        plan.pads.top,
+        plan.outw,
+        plan.outh,
+        float2int8(pad_value * int8.bottom_scale)};
+    const kernels::int8::Epilogue e = detail::epilogue_of(int8, int8.packed.comp.data());
+    const auto src = in.value().template view<i8, Pack>();
+    auto* ws = static_cast<std::uint8_t*>(workspace.data());
+    detail::with_pack<Pack>(out_pack, [&](auto op) {
+      constexpr int OutPack = decltype(op)::value;
+      if (int8_scale_term > 100)
+        kernels::int8::conv_gemm<i8, Pack, OutPack>(src, top.view<i8, OutPack>(), int8.packed, win,
+                                                    e, act, ws, threads);
+      else
+        kernels::int8::conv_gemm<float, Pack, OutPack>(src, top.view<float, OutPack>(),
+                                                       int8.packed, win, e, act, ws, threads);
+    });
+    return {};
+  }
+
+ private:
+  /// forward_with for the float algorithms.
+  template <StorageElement T, int Pack, Algorithm Algo, class Act>
+  Status forward_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
     detail::WindowPlan plan;
     INFER_TRY(check_input<T, Pack>(bottom, plan));
     constexpr Algorithm algo = Algo;
@@ -307,7 +416,6 @@ struct Convolution {
     }
   }
 
- private:
   /// forward_with's GEMM and direct paths: on an explicitly padded copy of the input.
   template <StorageElement T, int Pack, bool Gemm, class Act>
   Status forward_padded(const Mat& bottom, Mat& top, const detail::WindowPlan& plan,
@@ -373,8 +481,6 @@ struct Convolution {
   }
 
   Status check_weights() const {
-    if (int8_scale_term != 0)
-      return make_error("Convolution: int8 (int8_scale_term {}) is not supported", int8_scale_term);
     if (!activation.valid())
       return make_error("Convolution: activation_type {} is not one of ncnn's 0..6",
                         activation.type);
@@ -417,7 +523,19 @@ struct Convolution {
 template <StorageElement T, int Pack, class Act>
 Status Convolution::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
                                   const Act& act) const {
+  if constexpr (std::same_as<T, i8>) {
+    return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
+  } else {
+    return forward_fused_float<T, Pack>(bottom, top, opt, act);
+  }
+}
+
+template <StorageElement T, int Pack, class Act>
+Status Convolution::forward_fused_float(const Mat& bottom, Mat& top, const Option& opt,
+                                        const Act& act) const {
   switch (algorithm(Pack)) {
+    case Algorithm::int8:
+      return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
     case Algorithm::winograd:
       return forward_with<T, Pack, Algorithm::winograd>(bottom, top, opt, act);
     case Algorithm::gemm:

@@ -6,8 +6,10 @@
 // grouping runs the direct convolution kernel once per group; where a group's input channels are
 // not a multiple of the input pack, or its outputs not of the output pack, that layer computes at
 // pack 1 (input unpacked, output repacked, both in workspace memory). f32/f16/bf16 storage, every
-// pack; output pack pack_for(num_output, pack). Not supported, each an Error: int8
-// (8=int8_scale_term), 1-D/2-D inputs. ncnn's 19=dynamic_weight is not a member.
+// pack; output pack pack_for(num_output, pack). Quantized (ncnn's 8=int8_scale_term,
+// detail/int8_layer.hpp): depthwise on the int8 values in f32 registers, grouped through the int8
+// GEMM (kernels/int8.hpp); output f32, or int8 requantized with a term above 100; always on the
+// CPU. Not supported, an Error: 1-D/2-D inputs. ncnn's 19=dynamic_weight is not a member.
 #pragma once
 
 #include <climits>
@@ -18,6 +20,7 @@
 #include <infer/kernels/convolution.hpp>
 #include <infer/kernels/convolution_depthwise.hpp>
 #include <infer/layers/convolution.hpp>
+#include <infer/layers/detail/int8_layer.hpp>
 #include <infer/layers/detail/activation_param.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/shape.hpp>
@@ -49,7 +52,9 @@ struct ConvolutionDepthWise {
   int bias_term = 0;             ///< ncnn 5=bias_term
   int weight_data_size = 0;      ///< ncnn 6=weight_data_size
   int group = 1;                 ///< ncnn 7=group
-  int int8_scale_term = 0;       ///< ncnn 8=int8_scale_term; int8 is not supported, must be 0
+  /// ncnn 8=int8_scale_term: 0 float; 1/101 one weight scale per group, 2/102 one for all; above
+  /// 100 the output is requantized to int8. Scales in `int8`.
+  int int8_scale_term = 0;
   ActivationParam activation{};  ///< ncnn 9=activation_type, 10=activation_params
   int kernel_h = kSameAs;        ///< ncnn 11=kernel_h; kSameAs: kernel_w
   int dilation_h = kSameAs;      ///< ncnn 12=dilation_h; kSameAs: dilation_w
@@ -71,9 +76,20 @@ struct ConvolutionDepthWise {
   /// Grouped (not depthwise) convolutions whose groups fill whole packs: one Convolution per
   /// group, each running the packed GEMM on its channel range (prepare()); empty otherwise.
   std::vector<Convolution> group_convs{};
+  /// The quantized form's scales (load() or the caller: `group` weight scales) and prepared
+  /// weights.
+  detail::Int8Part int8{};
 
-  using storage = float_storage;
+  /// Float storage; i8 for a quantized layer's int8 input (its output type: int8_output_type()).
+  using storage = storage_list<f32, f16, bf16, i8>;
   using packs = all_packs;
+
+  /// Whether the layer computes in int8 (int8_scale_term != 0).
+  constexpr bool quantized() const { return int8_scale_term != 0; }
+  /// A quantized layer's output: i8 when it requantizes (int8_scale_term > 100), else f32.
+  constexpr ElemType int8_output_type() const {
+    return int8_scale_term > 100 ? ElemType::i8 : ElemType::f32;
+  }
 
   /// Input channels the weights imply: weight_data_size / (kernel_w * kernel_h * num_output /
   /// group), as ncnn computes them.
@@ -93,11 +109,13 @@ struct ConvolutionDepthWise {
     group_gemm,        ///< grouped, groups of whole packs: one Convolution (GEMM) per group
     grouped,           ///< grouped: the direct kernel per group, at the input's pack
     grouped_unpacked,  ///< grouped, groups that do not fill whole packs: computed at pack 1
+    int8,              ///< quantized: kernels/int8.hpp (depthwise, or the grouped int8 GEMM)
   };
 
   /// The kernel forward runs for input pack `pack`, decided by the parameters alone (prepare()
   /// lays the weights out for it; a static graph instantiates only it).
   constexpr Algorithm algorithm(int pack) const {
+    if (quantized()) return Algorithm::int8;
     if (depthwise())
       return kernels::depthwise_kxk_supported(geometry()) ? Algorithm::fast : Algorithm::direct;
     const int cin_g = num_input() / group, cout_g = num_output / group;
@@ -138,7 +156,7 @@ struct ConvolutionDepthWise {
 
   /// Checks the parameters alone (static messages).
   constexpr ShapeCheck check_params() const {
-    if (int8_scale_term != 0) return shape_error("int8 (int8_scale_term != 0) is not supported");
+    if (int8_scale_term < 0) return shape_error("int8_scale_term must be >= 0");
     if (num_output <= 0) return shape_error("num_output must be > 0");
     if (group <= 0 || num_output % group != 0)
       return shape_error("group must be > 0 and divide num_output");
@@ -177,11 +195,21 @@ struct ConvolutionDepthWise {
     auto w = mb.load(std::size_t(weight_data_size), io::WeightType::tagged);
     if (!w.ok()) return make_error("ConvolutionDepthWise: weight_data: {}", w.message());
     weight_data = std::move(w).value();
+    int8.weights_are_int8 = mb.last_type() == ElemType::i8;
+    if (int8.weights_are_int8 && !quantized())
+      return make_error(
+          "ConvolutionDepthWise: int8 weights stored for a layer without int8_scale_term");
     bias_data.clear();
     if (bias_term) {
       auto b = mb.load(std::size_t(num_output), io::WeightType::raw_f32);
       if (!b.ok()) return make_error("ConvolutionDepthWise: bias_data: {}", b.message());
       bias_data = std::move(b).value();
+    }
+    if (quantized()) {
+      // ncnn: 1 / 101 give a weight scale per group, 2 / 102 one for every group.
+      const bool one = int8_scale_term == 2 || int8_scale_term == 102;
+      INFER_TRY(detail::load_int8_scales(mb, int8_scale_term, one ? 1 : group, group,
+                                         "ConvolutionDepthWise", int8));
     }
     prepared_pack = 0;
     return {};
@@ -200,6 +228,7 @@ struct ConvolutionDepthWise {
           "implies",
           pack, cin, weight_data_size);
     const int maxk = detail::conv_window(*this).maxk();
+    if (quantized()) return prepare_int8(pack);
     weight_packed.resize(weight_data.size());
     if (depthwise()) {
       detail::with_pack<16>(pack, [&](auto p) {
@@ -225,6 +254,32 @@ struct ConvolutionDepthWise {
       });
     }
     bias_packed = bias_term ? bias_data : std::vector<float>(std::size_t(num_output), 0.f);
+    prepared_pack = pack;
+    return {};
+  }
+
+  /// The quantized layer's weights: depthwise as floats of the int8 values [c / pack][maxk][pack],
+  /// grouped in the int8 GEMM's layout; the epilogue's factors by channel.
+  Status prepare_int8(int pack) {
+    INFER_TRY(detail::check_int8_scales(int8, int8_scale_term, std::size_t(group),
+                                        "ConvolutionDepthWise"));
+    const int maxk = detail::conv_window(*this).maxk();
+    const std::vector<std::int8_t> q = detail::quantized_weights(weight_data, int8);
+    if (depthwise()) {
+      int8.dw_weights.assign(q.size(), 0.f);
+      for (int c = 0; c < num_output; ++c)
+        for (int k = 0; k < maxk; ++k)
+          int8.dw_weights[(std::size_t(c / pack) * std::size_t(maxk) + std::size_t(k)) *
+                              std::size_t(pack) +
+                          std::size_t(c % pack)] = float(q[std::size_t(c) * maxk + k]);
+      detail::fill_epilogue(int8, num_output, num_output, 1, 1, bias_data);
+      int8.prepared_pack = pack;
+    } else {
+      const int cin_g = num_input() / group, cout_g = num_output / group;
+      int8.packed = kernels::int8::pack_weights(q.data(), group, cout_g, cin_g, maxk);
+      detail::fill_epilogue(int8, num_output, group, cout_g, int8.packed.m_pad, bias_data);
+      int8.prepared_pack = 1;
+    }
     prepared_pack = pack;
     return {};
   }
@@ -258,6 +313,11 @@ struct ConvolutionDepthWise {
     if (activation.type != 0)
       return make_error("ConvolutionDepthWise: cannot fold an affine map behind activation_type {}",
                         activation.type);
+    if (quantized())
+      return make_error(
+          "ConvolutionDepthWise: cannot fold an affine map into int8 weights (int8_scale_term "
+          "{}): their scales were chosen for the weights as stored",
+          int8_scale_term);
     if (a.size() != std::size_t(num_output) || b.size() != std::size_t(num_output))
       return make_error(
           "ConvolutionDepthWise: fold_affine needs {} values in a and b, got {} and {}", num_output,
@@ -299,15 +359,96 @@ struct ConvolutionDepthWise {
   /// class, not inline (see Convolution::forward_fused).
   template <StorageElement T, int Pack, class Act>
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
+  /// forward_fused at a float storage type: every algorithm.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_fused_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
 
   /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
   /// its kernels are instantiated (a static graph's steps call this).
   template <StorageElement T, int Pack, Algorithm Algo, class Act>
   Status forward_with(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
-    if (algorithm(Pack) != Algo)
-      return make_error(
-          "ConvolutionDepthWise: forward_with algorithm {} at pack {}, the layer chooses {}",
-          int(Algo), Pack, int(algorithm(Pack)));
+    if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
+      if (!quantized())
+        return make_error("ConvolutionDepthWise: an int8 input needs int8_scale_term (got {})",
+                          bottom.describe());
+      if (algorithm(Pack) != Algo)
+        return make_error(
+            "ConvolutionDepthWise: forward_with algorithm {} at pack {}, the layer chooses {}",
+            int(Algo), Pack, int(algorithm(Pack)));
+      return forward_int8<Pack>(bottom, top, opt, act);
+    } else {
+      if (algorithm(Pack) != Algo)
+        return make_error(
+            "ConvolutionDepthWise: forward_with algorithm {} at pack {}, the layer chooses {}",
+            int(Algo), Pack, int(algorithm(Pack)));
+      return forward_float<T, Pack, Algo>(bottom, top, opt, act);
+    }
+  }
+
+  /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
+  /// Pack; `top` int8_output_type() at pack_for(num_output, Pack).
+  template <int Pack, class Act>
+  Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    const char* who = "ConvolutionDepthWise";
+    if (int8.prepared_pack == 0 || int8.scale_in.empty() ||
+        (depthwise() && int8.prepared_pack != Pack))
+      return make_error("{}: int8 weights are not prepared for pack {} (call prepare after load)",
+                        who, Pack);
+    if (bottom.elempack() != Pack || bottom.dims() != 3)
+      return make_error("{}: int8 input {}, expected 3-D at pack {}", who, bottom.describe(),
+                        Pack);
+    const Shape s = bottom.shape();
+    if (s.c != num_input())
+      return make_error("{}: input {} has {} channels, weight_data_size {} implies {}", who,
+                        bottom.describe(), s.c, weight_data_size, num_input());
+    detail::WindowPlan plan;
+    const ShapeCheck c =
+        detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this), s.w, s.h, plan);
+    if (!c.ok()) return make_error("{}: input {}: {}", who, bottom.describe(), c.error);
+    auto in = detail::int8_input(bottom, int8, opt, who);
+    if (!in.ok()) return in.error();
+    const int out_pack = pack_for(num_output, Pack);
+    INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), int8_output_type(), out_pack,
+                         opt.blob_alloc()));
+    const kernels::int8::ConvWindow win{geometry(),  plan.pads.left, plan.pads.top,
+                                        plan.outw,   plan.outh,
+                                        float2int8(pad_value * int8.bottom_scale)};
+    const auto src = in.value().template view<i8, Pack>();
+    const bool requant = int8_scale_term > 100;
+    if (depthwise()) {  // out_pack == Pack
+      const kernels::int8::Epilogue e = detail::epilogue_of(int8, nullptr);
+      if (requant)
+        kernels::int8::conv_depthwise<i8, Pack>(src, top.view<i8, Pack>(), int8.dw_weights.data(),
+                                                win, e, act, opt.num_threads);
+      else
+        kernels::int8::conv_depthwise<float, Pack>(src, top.view<float, Pack>(),
+                                                   int8.dw_weights.data(), win, e, act,
+                                                   opt.num_threads);
+      return {};
+    }
+    const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+    Mat workspace;
+    INFER_TRY(workspace.create(
+        Shape::of(int(kernels::int8::panel_bytes(int8.packed.k) * std::size_t(threads))),
+        ElemType::i8, 1, opt.workspace_alloc()));
+    const kernels::int8::Epilogue e = detail::epilogue_of(int8, int8.packed.comp.data());
+    auto* ws = static_cast<std::uint8_t*>(workspace.data());
+    detail::with_pack<Pack>(out_pack, [&](auto op) {
+      constexpr int OutPack = decltype(op)::value;
+      if (requant)
+        kernels::int8::conv_gemm<i8, Pack, OutPack>(src, top.view<i8, OutPack>(), int8.packed, win,
+                                                    e, act, ws, threads);
+      else
+        kernels::int8::conv_gemm<float, Pack, OutPack>(src, top.view<float, OutPack>(),
+                                                       int8.packed, win, e, act, ws, threads);
+    });
+    return {};
+  }
+
+ private:
+  /// forward_with for the float algorithms.
+  template <StorageElement T, int Pack, Algorithm Algo, class Act>
+  Status forward_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
     detail::WindowPlan plan;
     INFER_TRY(check_input<T, Pack>(bottom, plan));
     if (prepared_pack != Pack || weight_packed.size() != std::size_t(weight_data_size) ||
@@ -389,7 +530,6 @@ struct ConvolutionDepthWise {
     }
   }
 
- private:
   /// The direct kernel once per group, on the group's channel range of input and output.
   template <StorageElement T, int InPack, int OutPack, class Act>
   void grouped(const Mat& src, const Mat& dst, const kernels::ConvGeometry& g, const Act& act,
@@ -418,9 +558,6 @@ struct ConvolutionDepthWise {
   }
 
   Status check_weights() const {
-    if (int8_scale_term != 0)
-      return make_error("ConvolutionDepthWise: int8 (int8_scale_term {}) is not supported",
-                        int8_scale_term);
     if (!activation.valid())
       return make_error("ConvolutionDepthWise: activation_type {} is not one of ncnn's 0..6",
                         activation.type);
@@ -464,7 +601,19 @@ struct ConvolutionDepthWise {
 template <StorageElement T, int Pack, class Act>
 Status ConvolutionDepthWise::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
                                            const Act& act) const {
+  if constexpr (std::same_as<T, i8>) {
+    return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
+  } else {
+    return forward_fused_float<T, Pack>(bottom, top, opt, act);
+  }
+}
+
+template <StorageElement T, int Pack, class Act>
+Status ConvolutionDepthWise::forward_fused_float(const Mat& bottom, Mat& top, const Option& opt,
+                                                 const Act& act) const {
   switch (algorithm(Pack)) {
+    case Algorithm::int8:
+      return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
     case Algorithm::fast:
       return forward_with<T, Pack, Algorithm::fast>(bottom, top, opt, act);
     case Algorithm::direct:

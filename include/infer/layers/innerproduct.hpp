@@ -1,8 +1,10 @@
 // ncnn InnerProduct (fully connected): y = act(W x + b) on the input flattened to num_input =
 // weight_data_size / num_output values (1-D output), or, for a 2-D input of num_input columns and
 // more than one row, row by row (a 2-D output of num_output columns), as ncnn does.
-// f32/f16/bf16 storage with f32 arithmetic and weights, every pack; i8 (ncnn's int8_scale_term)
-// is not supported: the quantization scales live outside the blob in ncnn's scheme.
+// f32/f16/bf16 storage with f32 arithmetic and weights, every pack. Quantized (ncnn's
+// 8=int8_scale_term, detail/int8_layer.hpp): the input (int8, or float quantized by the bottom
+// scale) times int8 weights on the int8 kernels (kernels/int8.hpp), dequantized to f32 with the
+// bias and activation; one row (1-D or 3-D input) only, on the CPU.
 #pragma once
 
 #include <algorithm>
@@ -10,7 +12,9 @@
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/innerproduct.hpp>
+#include <infer/kernels/int8.hpp>
 #include <infer/layers/detail/activation_param.hpp>
+#include <infer/layers/detail/int8_layer.hpp>
 #include <infer/shape.hpp>
 #include <span>
 #include <string_view>
@@ -28,25 +32,35 @@ struct InnerProduct {
   int num_output = 0;          ///< ncnn 0=num_output
   int bias_term = 0;           ///< ncnn 1=bias_term
   int weight_data_size = 0;    ///< ncnn 2=weight_data_size: num_input * num_output
-  int int8_scale_term = 0;     ///< ncnn 8=int8_scale_term; int8 weights are not supported: 0
+  /// ncnn 8=int8_scale_term: 0 float; else quantized (one weight scale per output), scales in
+  /// `int8`.
+  int int8_scale_term = 0;
   ActivationParam activation;  ///< ncnn 9=activation_type, 10=activation_params
 
   /// [num_input, num_output] innermost first: the num_input weights of output o start at
   /// o * num_input. From load() or filled directly.
-  std::vector<float> weight_data;
-  std::vector<float> bias_data;  ///< [num_output] when bias_term
+  std::vector<float> weight_data{};
+  std::vector<float> bias_data{};  ///< [num_output] when bias_term
 
   /// weight_data as the kernels stream it: [o / B][k][o % B] with B = kernels::gemv_block, the
   /// last block padded with zeros. From prepare().
-  std::vector<float> packed_weight;
+  std::vector<float> packed_weight{};
   /// packed_weight as f16, for the one-sample product when prepare's Option asks for f16 weights
   /// (Option::fp16_weights); empty otherwise.
-  std::vector<f16> packed_weight_f16;
-  std::vector<float> packed_bias;  ///< bias_data padded to whole blocks; empty without bias_term
+  std::vector<f16> packed_weight_f16{};
+  std::vector<float> packed_bias{};  ///< bias_data padded to whole blocks; empty without bias_term
   int prepared_pack = 0;           ///< the pack prepare() was called for; 0: not prepared
+  /// The quantized form's scales (load() or the caller) and prepared weights.
+  detail::Int8Part int8{};
 
-  using storage = float_storage;
+  /// Float storage; i8 for a quantized layer's int8 input (its output is f32).
+  using storage = storage_list<f32, f16, bf16, i8>;
   using packs = all_packs;
+
+  /// Whether the layer computes in int8 (int8_scale_term != 0).
+  constexpr bool quantized() const { return int8_scale_term != 0; }
+  /// A quantized layer's output type: f32 (ncnn's int8 InnerProduct dequantizes).
+  constexpr ElemType int8_output_type() const { return ElemType::f32; }
 
   /// Inputs per output: weight_data_size / num_output.
   constexpr int num_input() const { return num_output > 0 ? weight_data_size / num_output : 0; }
@@ -73,12 +87,18 @@ struct InnerProduct {
           num_output, weight_data_size);
     auto w = mb.load(std::size_t(weight_data_size), io::WeightType::tagged);
     if (!w.ok()) return make_error("InnerProduct: weight_data: {}", w.message());
+    int8.weights_are_int8 = mb.last_type() == ElemType::i8;
+    if (int8.weights_are_int8 && !quantized())
+      return make_error("InnerProduct: int8 weights stored for a layer without int8_scale_term");
     std::vector<float> bias;
     if (bias_term) {
       auto b = mb.load(std::size_t(num_output), io::WeightType::raw_f32);
       if (!b.ok()) return make_error("InnerProduct: bias_data: {}", b.message());
       bias = std::move(b).value();
     }
+    if (quantized())  // ncnn's InnerProduct has no top scale: its output is always dequantized
+      INFER_TRY(detail::load_int8_scales(mb, std::min(int8_scale_term, 100), num_output,
+                                         num_output, "InnerProduct", int8));
     weight_data = std::move(w).value();
     bias_data = std::move(bias);
     prepared_pack = 0;
@@ -91,6 +111,16 @@ struct InnerProduct {
     INFER_TRY(check());
     if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
       return make_error("InnerProduct: pack must be 1, 4, 8 or 16, got {}", pack);
+    if (quantized()) {
+      INFER_TRY(detail::check_int8_scales(int8, std::min(int8_scale_term, 100),
+                                          std::size_t(num_output), "InnerProduct"));
+      const std::vector<std::int8_t> q = detail::quantized_weights(weight_data, int8);
+      int8.packed = kernels::int8::pack_weights(q.data(), 1, num_output, num_input(), 1);
+      detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
+      int8.prepared_pack = 1;
+      prepared_pack = pack;
+      return {};
+    }
     packed_weight.resize(kernels::gemv_packed_size(num_input(), num_output));
     kernels::gemv_pack_weights(weight_data.data(), num_input(), num_output, packed_weight.data());
     packed_weight_f16.clear();
@@ -115,6 +145,10 @@ struct InnerProduct {
     if (activation.type != 0)
       return make_error("InnerProduct: cannot fold an affine map behind fused activation_type {}",
                         activation.type);
+    if (quantized())
+      return make_error("InnerProduct: cannot fold an affine map into int8 weights (int8_scale_term "
+                        "{}): their scales were chosen for the weights as stored",
+                        int8_scale_term);
     const std::size_t m = std::size_t(num_output), n = std::size_t(num_input());
     if (a.size() != m || (!b.empty() && b.size() != m))
       return make_error(
@@ -160,6 +194,50 @@ struct InnerProduct {
   /// forward with `act` applied to the accumulators in place of `activation`.
   template <StorageElement T, int Pack, class Act>
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    if (quantized()) return forward_int8<T, Pack>(bottom, top, opt, act);
+    if constexpr (std::same_as<T, i8>) {
+      return make_error("InnerProduct: an int8 input needs int8_scale_term (got {})",
+                        bottom.describe());
+    } else {
+      return forward_float<T, Pack>(bottom, top, opt, act);
+    }
+  }
+
+  /// The quantized forward: `bottom` (T at Pack; a float input is quantized by the bottom scale)
+  /// as one row of num_input values; `top` num_output f32 values.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+    INFER_TRY(check());
+    if (!bottom.is<T, Pack>())
+      return make_error("InnerProduct: forward<{}, {}> got a {} input", to_string(elem_type_v<T>),
+                        Pack, bottom.describe());
+    if (int8.prepared_pack == 0 || int8.scale_in.empty())
+      return make_error("InnerProduct: int8 weights are not prepared (call prepare after load)");
+    const int n = num_input();
+    const Shape s = bottom.shape();
+    if (s.total() != std::size_t(n))
+      return make_error(
+          "InnerProduct: int8 input {} holds {} values, the weights take num_input = {} (one "
+          "row: the int8 form does not take a batch of rows)",
+          bottom.describe(), s.total(), n);
+    Mat flat;
+    INFER_TRY(flat.create(Shape::of(n), ElemType::f32, 1, opt.workspace_alloc()));
+    flatten<T, Pack>(bottom, flat.data_as<float>());
+    const float* f = flat.data_as<const float>();
+    std::vector<std::int8_t> x(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = std::same_as<T, i8> ? std::int8_t(f[i]) : float2int8(f[i] * int8.bottom_scale);
+    INFER_TRY(top.create(Shape::of(num_output), ElemType::f32, pack_for(num_output, Pack),
+                         opt.blob_alloc()));
+    kernels::int8::gemv(x.data(), top.data_as<float>(), int8.packed,
+                        detail::epilogue_of(int8, int8.packed.comp.data()), act, opt.num_threads);
+    return {};
+  }
+
+ private:
+  /// forward_fused of the float layer.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
     INFER_TRY(check());
     if (!bottom.is<T, Pack>())
       return make_error("InnerProduct: forward<{}, {}> got a {} input", to_string(elem_type_v<T>),
@@ -205,13 +283,12 @@ struct InnerProduct {
     return {};
   }
 
- private:
   /// Why the parameters are unusable (a static message), or null.
   constexpr const char* param_error() const {
     if (num_output <= 0) return "num_output must be positive";
     if (weight_data_size <= 0 || weight_data_size % num_output != 0)
       return "weight_data_size must be a positive multiple of num_output";
-    if (int8_scale_term != 0) return "int8_scale_term (int8 weights) is not supported";
+    if (int8_scale_term < 0) return "int8_scale_term must be >= 0";
     if (!activation.valid()) return "activation_type must be one of ncnn's 0..6";
     return nullptr;
   }

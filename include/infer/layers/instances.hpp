@@ -51,7 +51,8 @@
 #define INFER_WITH_INSTANCES_Convolution(Keyword, T, Pack, Act)   \
   INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, winograd); \
   INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, gemm);     \
-  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, direct)
+  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, direct);    \
+  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, int8)
 
 /// ConvolutionDepthWise::forward_with at (T, Pack, Act), each algorithm.
 #define INFER_WITH_INSTANCES_ConvolutionDepthWise(Keyword, T, Pack, Act)       \
@@ -59,7 +60,8 @@
   INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, direct);     \
   INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, group_gemm); \
   INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped);    \
-  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped_unpacked)
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped_unpacked); \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, int8)
 
 /// forward_with of layer L (Convolution or ConvolutionDepthWise) at (T, Pack), every epilogue.
 #define INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, Pack)        \

@@ -1,0 +1,479 @@
+// int8 convolution and inner-product kernels with ncnn's quantization rules: int8 inputs (already
+// quantized by the bottom blob scale), int8 weights (quantized per output channel or group), int32
+// sums, then in the epilogue v = sum * scale_in[oc] + bias[oc] (scale_in = 1 / (bottom scale x
+// weight scale)), the activation, and the store: f32 (dequantized) or int8 requantized as
+// float2int8(v * out_scale). Nothing between the products and the store leaves registers.
+//
+// The products (conv_gemm, gemv) run on blocks of 16 output channels whose weights are laid out
+// [k / 4][16 channels][4 k] (pack_weights), against input values gathered four k at a time:
+//  - AVX-512 VNNI: vpdpbusd multiplies unsigned by signed bytes, so the gathered inputs are
+//    shifted to unsigned (x + 128, an xor of the sign bit) and 128 x (the channel's weight sum) is
+//    taken back off in the epilogue (comp);
+//  - AVX2: vpmaddubsw on |x| and the weights with x's sign (vpsignb), whose pairs cannot saturate
+//    (2 x 128 x 127 < 2^15), then vpmaddwd by ones: exact signed products, no compensation;
+//  - otherwise plain integer loops.
+// Depthwise convolutions (conv_depthwise) compute in f32 on the integer values, exact while a sum
+// stays below 2^24 (a kernel of up to 1040 taps).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <infer/detail/omp.hpp>
+#include <infer/element.hpp>
+#include <infer/kernels/convolution.hpp>
+#include <infer/mat.hpp>
+#include <infer/simd.hpp>
+#include <vector>
+
+namespace infer::kernels::int8 {
+
+/// Output channels a weight block holds (one 512-bit register of int32 sums).
+inline constexpr int kBlockM = 16;
+/// Pixels a register tile of the convolution GEMM covers.
+inline constexpr int kTileN = 12;
+/// Pixel tiles gathered together (a chunk), so each weight block is read once per chunk.
+inline constexpr int kChunkTiles = 8;
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+inline constexpr bool kVnni = true;
+#else
+inline constexpr bool kVnni = false;
+#endif
+#if defined(__AVX2__)
+inline constexpr bool kAvx2 = true;
+#else
+inline constexpr bool kAvx2 = false;
+#endif
+
+/// The instruction path the products take on this build, for printing.
+constexpr const char* path_name() { return kVnni ? "avx512-vnni" : kAvx2 ? "avx2" : "scalar"; }
+
+/// What every output channel's epilogue needs, indexed by the channel's slot in the packed weights
+/// (group g, channel m of the group: g * m_pad + m).
+struct Epilogue {
+  const float* scale_in = nullptr;    ///< 1 / (bottom scale x weight scale); 0 for a zero scale
+  const float* bias = nullptr;        ///< bias (0 without bias_term)
+  const std::int32_t* comp = nullptr;  ///< 128 x weight sum on the VNNI path, else zeros
+  float out_scale = 0.f;              ///< > 0: requantize to int8 with this scale
+};
+
+/// Weights laid out for conv_gemm / gemv.
+struct PackedWeights {
+  std::vector<std::int8_t> a;      ///< [group][m_pad / 16][k4][16][4]
+  std::vector<std::int32_t> comp;  ///< [group][m_pad]
+  int groups = 0, m = 0, m_pad = 0, k = 0, k4 = 0;
+
+  const std::int8_t* block(int g, int mb) const {
+    return a.data() + (std::size_t(g) * std::size_t(m_pad / kBlockM) + std::size_t(mb)) *
+                          std::size_t(k4) * 64;
+  }
+};
+
+/// Packs int8 weights w (ncnn's layout: [group][m][cin][maxk]) so that k = tap * cin + c: the
+/// input's channels innermost, four of one pixel gathered at once.
+inline PackedWeights pack_weights(const std::int8_t* w, int groups, int m, int cin, int maxk) {
+  PackedWeights p;
+  p.groups = groups;
+  p.m = m;
+  p.m_pad = (m + kBlockM - 1) / kBlockM * kBlockM;
+  p.k = cin * maxk;
+  p.k4 = (p.k + 3) / 4;
+  p.a.assign(std::size_t(groups) * std::size_t(p.m_pad) * std::size_t(p.k4) * 4, 0);
+  p.comp.assign(std::size_t(groups) * std::size_t(p.m_pad), 0);
+  for (int g = 0; g < groups; ++g)
+    for (int oc = 0; oc < m; ++oc) {
+      std::int8_t* blk = const_cast<std::int8_t*>(p.block(g, oc / kBlockM));
+      std::int32_t sum = 0;
+      for (int tap = 0; tap < maxk; ++tap)
+        for (int c = 0; c < cin; ++c) {
+          const int k = tap * cin + c;
+          const std::int8_t v =
+              w[((std::size_t(g) * std::size_t(m) + std::size_t(oc)) * std::size_t(cin) +
+                 std::size_t(c)) *
+                    std::size_t(maxk) +
+                std::size_t(tap)];
+          blk[std::size_t(k / 4) * 64 + std::size_t(oc % kBlockM) * 4 + std::size_t(k % 4)] = v;
+          sum += v;
+        }
+      p.comp[std::size_t(g) * std::size_t(p.m_pad) + std::size_t(oc)] = kVnni ? 128 * sum : 0;
+    }
+  return p;
+}
+
+namespace detail {
+
+/// The byte the products read for input value x: shifted to unsigned on the VNNI path.
+inline std::uint8_t gathered(std::int8_t x) {
+  return kVnni ? std::uint8_t(std::uint8_t(x) ^ 0x80u) : std::uint8_t(x);
+}
+inline std::uint32_t gathered4(std::uint32_t x4) { return kVnni ? x4 ^ 0x80808080u : x4; }
+
+/// 16 int32 sums of one block (and one pixel) through the epilogue into output channels c0.. of
+/// the group (c0 + lanes < group_m valid), logical channel base `ch0`, pixel n.
+template <class TO, int OutPack, class Act>
+inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sums, int ch0,
+                        int valid, std::size_t n, const Epilogue& e, std::size_t slot,
+                        const Act& act) {
+  alignas(64) float v[kBlockM];
+#if XSIMD_WITH_AVX512F
+  {
+    using V = simd::fbatch<16>;
+    const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(sums),
+                                       _mm512_loadu_si512(e.comp + slot));
+    V x = V(_mm512_cvtepi32_ps(s)) * V::load_unaligned(e.scale_in + slot) +
+          V::load_unaligned(e.bias + slot);
+    x = act(x);
+    if constexpr (std::same_as<TO, i8>) x = x * V(e.out_scale);
+    if (OutPack == 16 && valid == 16 && ch0 % 16 == 0) {
+      simd::store<16>(out.channel(ch0 / 16) + n * 16, x);
+      return;
+    }
+    x.store_aligned(v);
+  }
+#else
+  for (int l = 0; l < kBlockM; ++l) {
+    float x = float(sums[l] - e.comp[slot + std::size_t(l)]) * e.scale_in[slot + std::size_t(l)] +
+              e.bias[slot + std::size_t(l)];
+    x = act(x);
+    if constexpr (std::same_as<TO, i8>) x *= e.out_scale;
+    v[l] = x;
+  }
+#endif
+  if constexpr (OutPack > 1 && OutPack < 16 && simd::has_width<OutPack>) {
+    if (valid == 16 && ch0 % OutPack == 0) {
+      for (int s = 0; s < 16 / OutPack; ++s) {
+        const int c = ch0 + s * OutPack;
+        simd::store<OutPack>(out.channel(c / OutPack) + n * OutPack,
+                             simd::load<OutPack>(v + s * OutPack));
+      }
+      return;
+    }
+  }
+  for (int l = 0; l < valid; ++l) {
+    const int c = ch0 + l;
+    out.channel(c / OutPack)[n * OutPack + std::size_t(c % OutPack)] = from_f32<TO>(v[l]);
+  }
+}
+
+/// Sums of MB weight blocks (16 channels each, MB x 16 rows, `astride` bytes apart) against a
+/// panel of NT pixel columns ([k4][NT][4] bytes): sums[b][j][16].
+template <int MB, int NT>
+inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint8_t* panel, int k4,
+                      std::int32_t (*sums)[NT][kBlockM]) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  __m512i acc[MB][NT];
+  for (int b = 0; b < MB; ++b)
+    for (int j = 0; j < NT; ++j) acc[b][j] = _mm512_setzero_si512();
+  for (int q = 0; q < k4; ++q) {
+    __m512i w[MB];
+    for (int b = 0; b < MB; ++b)
+      w[b] = _mm512_loadu_si512(a + std::size_t(b) * astride + std::size_t(q) * 64);
+    const std::uint8_t* col = panel + std::size_t(q) * NT * 4;
+#pragma GCC unroll 16
+    for (int j = 0; j < NT; ++j) {
+      std::int32_t x4;
+      std::memcpy(&x4, col + j * 4, 4);
+      const __m512i x = _mm512_set1_epi32(x4);
+      for (int b = 0; b < MB; ++b) acc[b][j] = _mm512_dpbusd_epi32(acc[b][j], x, w[b]);
+    }
+  }
+  for (int b = 0; b < MB; ++b)
+    for (int j = 0; j < NT; ++j) _mm512_storeu_si512(sums[b][j], acc[b][j]);
+#elif defined(__AVX2__)
+  // 16 channels as two halves of 8; pixels in groups of 4 (16 registers hold 8 sums at a time).
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int b = 0; b < MB; ++b)
+    for (int j0 = 0; j0 < NT; j0 += 4) {
+      __m256i acc[4][2];
+      for (int j = 0; j < 4; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_si256();
+      for (int q = 0; q < k4; ++q) {
+        const std::int8_t* wq = a + std::size_t(b) * astride + std::size_t(q) * 64;
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq));
+        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + 32));
+        const std::uint8_t* col = panel + std::size_t(q) * NT * 4;
+        for (int j = 0; j < 4 && j0 + j < NT; ++j) {
+          std::int32_t x4;
+          std::memcpy(&x4, col + (j0 + j) * 4, 4);
+          const __m256i x = _mm256_set1_epi32(x4);
+          const __m256i ax = _mm256_sign_epi8(x, x);
+          acc[j][0] = _mm256_add_epi32(
+              acc[j][0],
+              _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w0, x)), ones));
+          acc[j][1] = _mm256_add_epi32(
+              acc[j][1],
+              _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w1, x)), ones));
+        }
+      }
+      for (int j = 0; j < 4 && j0 + j < NT; ++j) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums[b][j0 + j]), acc[j][0]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums[b][j0 + j] + 8), acc[j][1]);
+      }
+    }
+#else
+  for (int b = 0; b < MB; ++b)
+    for (int j = 0; j < NT; ++j)
+      for (int l = 0; l < kBlockM; ++l) {
+        std::int32_t s = 0;
+        for (int q = 0; q < k4; ++q)
+          for (int i = 0; i < 4; ++i)
+            s += std::int32_t(a[std::size_t(b) * astride + std::size_t(q) * 64 +
+                                std::size_t(l) * 4 + std::size_t(i)]) *
+                 std::int32_t(std::int8_t(panel[(std::size_t(q) * NT + std::size_t(j)) * 4 +
+                                                 std::size_t(i)]));
+        sums[b][j][l] = s;
+      }
+#endif
+}
+
+}  // namespace detail
+
+/// Where a convolution reads: kernel geometry, the input's pads (values outside read `pad`) and the
+/// output size.
+struct ConvWindow {
+  ConvGeometry g;
+  int pad_left = 0, pad_top = 0;
+  int outw = 0, outh = 0;
+  std::int8_t pad = 0;
+};
+
+/// Bytes of gathered input one thread of conv_gemm needs for K = `k`.
+inline std::size_t panel_bytes(int k) {
+  return std::size_t((k + 3) / 4) * 4 * kTileN * kChunkTiles;
+}
+
+namespace detail {
+
+/// Gathers pixels n0 .. n0 + kTileN of group g's input (cin channels from channel g * cin) into
+/// panel [k4][kTileN][4]; pixels past n_total and k past K read 0.
+template <int InPack>
+void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, int cin,
+                 int k4, std::size_t n0, std::size_t n_total, std::uint8_t* panel) {
+  const ConvGeometry& geo = win.g;
+  const int maxk = geo.kernel_w * geo.kernel_h;
+  const int K = cin * maxk;
+  int iy0[kTileN], ix0[kTileN];
+  bool ok[kTileN];
+  for (int j = 0; j < kTileN; ++j) {
+    const std::size_t n = n0 + std::size_t(j);
+    ok[j] = n < n_total;
+    const int oy = ok[j] ? int(n / std::size_t(win.outw)) : 0;
+    const int ox = ok[j] ? int(n % std::size_t(win.outw)) : 0;
+    iy0[j] = oy * geo.stride_h - win.pad_top;
+    ix0[j] = ox * geo.stride_w - win.pad_left;
+  }
+  const std::uint8_t padb = gathered(win.pad);
+  const std::uint32_t pad4 = std::uint32_t(padb) * 0x01010101u;
+  const int c_base = g * cin;
+  if (InPack % 4 == 0 && cin % 4 == 0 && c_base % 4 == 0) {
+    // Four channels of one tap at a time, one 32-bit read.
+    for (int q = 0; q < k4; ++q) {
+      const int k = q * 4, tap = k / cin, c = c_base + k % cin;
+      const int dy = (tap / geo.kernel_w) * geo.dilation_h;
+      const int dx = (tap % geo.kernel_w) * geo.dilation_w;
+      const i8* plane = in.channel(c / InPack) + c % InPack;
+      std::uint32_t* dst = reinterpret_cast<std::uint32_t*>(panel + std::size_t(q) * kTileN * 4);
+      for (int j = 0; j < kTileN; ++j) {
+        const int iy = iy0[j] + dy, ix = ix0[j] + dx;
+        std::uint32_t v = 0;
+        if (!ok[j]) {
+          v = 0;
+        } else if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) {
+          v = pad4;
+        } else {
+          std::memcpy(&v, plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * InPack,
+                      4);
+          v = gathered4(v);
+        }
+        std::memcpy(dst + j, &v, 4);
+      }
+    }
+    return;
+  }
+  for (int q = 0; q < k4; ++q)
+    for (int i = 0; i < 4; ++i) {
+      const int k = q * 4 + i;
+      std::uint8_t* dst = panel + std::size_t(q) * kTileN * 4 + std::size_t(i);
+      if (k >= K) {
+        for (int j = 0; j < kTileN; ++j) dst[j * 4] = 0;
+        continue;
+      }
+      const int tap = k / cin, c = c_base + k % cin;
+      const int dy = (tap / geo.kernel_w) * geo.dilation_h;
+      const int dx = (tap % geo.kernel_w) * geo.dilation_w;
+      const i8* plane = in.channel(c / InPack) + c % InPack;
+      for (int j = 0; j < kTileN; ++j) {
+        const int iy = iy0[j] + dy, ix = ix0[j] + dx;
+        std::uint8_t v = 0;
+        if (!ok[j])
+          v = 0;
+        else if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
+          v = padb;
+        else
+          v = gathered(plane[(std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * InPack]);
+        dst[j * 4] = v;
+      }
+    }
+}
+
+}  // namespace detail
+
+/// Convolution (grouped: w.groups groups of cin input and w.m output channels) as an int8 GEMM per
+/// group: out = epilogue(W x im2col(in)). `workspace` holds num_threads x panel_bytes(K) bytes.
+template <class TO,     ///< f32 (dequantized) or i8 (requantized) output
+          int InPack,   ///< lanes of an input channel group
+          int OutPack,  ///< lanes of an output channel group
+          class Act>
+void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
+               const PackedWeights& w, const ConvWindow& win, const Epilogue& e, const Act& act,
+               std::uint8_t* workspace, int num_threads) {
+  const int cin = w.k / (win.g.kernel_w * win.g.kernel_h);
+  const std::size_t n_total = std::size_t(win.outw) * std::size_t(win.outh);
+  const std::size_t ntiles = (n_total + kTileN - 1) / kTileN;
+  const std::size_t nchunks = (ntiles + kChunkTiles - 1) / kChunkTiles;
+  const int mblocks = w.m_pad / kBlockM;
+  const int mpairs = (mblocks + 1) / 2;
+  const std::size_t astride = std::size_t(w.k4) * 64;
+  const std::size_t tile_bytes = std::size_t(w.k4) * kTileN * 4;
+  const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) *
+                                                     n_total * std::size_t(w.groups) / 4)
+                          ? num_threads
+                          : 1;
+  // Work items: (group, chunk of tiles, share of the channel pairs); the channel pairs are split
+  // only where the chunks alone leave threads idle (small maps of many channels).
+  const std::size_t chunk_items = nchunks * std::size_t(w.groups);
+  int mparts = 1;
+  if (std::size_t(threads) > chunk_items)
+    mparts = int(std::min<std::size_t>(std::size_t(mpairs),
+                                       (std::size_t(threads) + chunk_items - 1) / chunk_items));
+  const std::size_t items = chunk_items * std::size_t(mparts);
+#pragma omp parallel for num_threads(threads) schedule(dynamic) if (threads > 1)
+  for (std::size_t item = 0; item < items; ++item) {
+    std::uint8_t* panel = workspace + std::size_t(omp_get_thread_num()) * panel_bytes(w.k);
+    const int part = int(item % std::size_t(mparts));
+    const std::size_t rest = item / std::size_t(mparts);
+    const int g = int(rest % std::size_t(w.groups));
+    const std::size_t chunk = rest / std::size_t(w.groups);
+    const std::size_t t0 = chunk * kChunkTiles, t1 = std::min(ntiles, t0 + kChunkTiles);
+    for (std::size_t t = t0; t < t1; ++t)
+      detail::gather_tile<InPack>(in, win, g, cin, w.k4, t * kTileN, n_total,
+                                  panel + (t - t0) * tile_bytes);
+    const int p0 = mpairs * part / mparts, p1 = mpairs * (part + 1) / mparts;
+    for (int pair = p0; pair < p1; ++pair) {
+      const int mb = pair * 2;
+      const bool two = mb + 1 < mblocks;
+      for (std::size_t t = t0; t < t1; ++t) {
+        alignas(64) std::int32_t sums[2][kTileN][kBlockM];
+        const std::uint8_t* tile = panel + (t - t0) * tile_bytes;
+        if (two)
+          detail::tile_sums<2, kTileN>(w.block(g, mb), astride, tile, w.k4, sums);
+        else
+          detail::tile_sums<1, kTileN>(w.block(g, mb), astride, tile, w.k4, sums);
+        const int nvalid = int(std::min<std::size_t>(kTileN, n_total - t * kTileN));
+        for (int b = 0; b < (two ? 2 : 1); ++b) {
+          const int m0 = (mb + b) * kBlockM;
+          const int valid = std::min(kBlockM, w.m - m0);
+          const std::size_t slot = std::size_t(g) * std::size_t(w.m_pad) + std::size_t(m0);
+          for (int j = 0; j < nvalid; ++j)
+            detail::store_block<TO, OutPack>(out, sums[b][j], g * w.m + m0, valid,
+                                             t * kTileN + std::size_t(j), e, slot, act);
+        }
+      }
+    }
+  }
+}
+
+/// out[oc] = epilogue(W x) for one int8 vector x of w.k values (one group), f32 out.
+template <class Act>
+void gemv(const std::int8_t* x, float* out, const PackedWeights& w, const Epilogue& e,
+          const Act& act, int num_threads) {
+  std::vector<std::uint8_t> xs(std::size_t(w.k4) * 4, 0);
+  for (int k = 0; k < w.k; ++k) xs[std::size_t(k)] = detail::gathered(x[k]);
+  if (kVnni)
+    for (int k = w.k; k < w.k4 * 4; ++k) xs[std::size_t(k)] = 0x80;  // zero after the shift
+  const int mblocks = w.m_pad / kBlockM;
+  const int threads =
+      kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) / 4) ? num_threads : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int mb = 0; mb < mblocks; ++mb) {
+    alignas(64) std::int32_t sums[1][1][kBlockM];
+    detail::tile_sums<1, 1>(w.block(0, mb), 0, xs.data(), w.k4, sums);
+    const int m0 = mb * kBlockM;
+    const int valid = std::min(kBlockM, w.m - m0);
+    alignas(64) float v[kBlockM];
+    for (int l = 0; l < kBlockM; ++l)
+      v[l] = float(sums[0][0][l] - e.comp[m0 + l]) * e.scale_in[m0 + l] + e.bias[m0 + l];
+    for (int l = 0; l < valid; ++l) out[m0 + l] = act(v[l]);
+  }
+}
+
+/// Depthwise convolution (one input and one output channel per group) on int8 values, Pack
+/// channels at a time: `weights` [c / Pack][maxk][Pack] as floats of the int8 values, epilogue
+/// slots by channel.
+template <class TO, int Pack, class Act>
+void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out,
+                    const float* weights, const ConvWindow& win, const Epilogue& e, const Act& act,
+                    int num_threads) {
+  using V = typename kernels::detail::VecOf<Pack>::type;
+  const ConvGeometry& geo = win.g;
+  const int maxk = geo.kernel_w * geo.kernel_h;
+  const int groups = out.c;
+  const float padf = float(win.pad);
+  auto load = [](const i8* p) -> V {
+    if constexpr (Pack == 1)
+      return float(*p);
+    else
+      return simd::load<Pack>(p);
+  };
+  auto vec = [](const float* p) -> V {
+    if constexpr (Pack == 1)
+      return *p;
+    else
+      return V::load_unaligned(p);
+  };
+  const std::size_t work = std::size_t(win.outw) * std::size_t(win.outh) * std::size_t(groups) *
+                           std::size_t(maxk) * Pack;
+#pragma omp parallel for num_threads(num_threads) if (kernels::detail::worth_threads(work))
+  for (int q = 0; q < groups; ++q) {
+    const i8* plane = in.channel(q);
+    const float* wq = weights + std::size_t(q) * std::size_t(maxk) * Pack;
+    const V scale = vec(e.scale_in + std::size_t(q) * Pack);
+    const V bias = vec(e.bias + std::size_t(q) * Pack);
+    const V pad = V(padf);
+    TO* dst = out.channel(q);
+    for (int oy = 0; oy < win.outh; ++oy) {
+      const int iy0 = oy * geo.stride_h - win.pad_top;
+      const bool rows_in =
+          iy0 >= 0 && iy0 + (geo.kernel_h - 1) * geo.dilation_h < in.h;
+      for (int ox = 0; ox < win.outw; ++ox) {
+        const int ix0 = ox * geo.stride_w - win.pad_left;
+        const bool inside =
+            rows_in && ix0 >= 0 && ix0 + (geo.kernel_w - 1) * geo.dilation_w < in.w;
+        V acc = V(0.f);
+        for (int ky = 0; ky < geo.kernel_h; ++ky) {
+          const int iy = iy0 + ky * geo.dilation_h;
+          for (int kx = 0; kx < geo.kernel_w; ++kx) {
+            const int ix = ix0 + kx * geo.dilation_w;
+            const V wv = vec(wq + std::size_t(ky * geo.kernel_w + kx) * Pack);
+            if (inside || (iy >= 0 && iy < in.h && ix >= 0 && ix < in.w))
+              acc = acc + load(plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) *
+                                           Pack) *
+                              wv;
+            else
+              acc = acc + pad * wv;
+          }
+        }
+        V v = act(acc * scale + bias);
+        const std::size_t at = (std::size_t(oy) * std::size_t(win.outw) + std::size_t(ox)) * Pack;
+        if constexpr (std::same_as<TO, i8>) v = v * V(e.out_scale);
+        if constexpr (Pack == 1)
+          dst[at] = from_f32<TO>(v);
+        else
+          simd::store<Pack>(dst + at, v);
+      }
+    }
+  }
+}
+
+}  // namespace infer::kernels::int8

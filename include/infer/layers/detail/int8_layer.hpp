@@ -1,0 +1,136 @@
+// What the quantized forms of Convolution, ConvolutionDepthWise and InnerProduct share (ncnn's
+// 8=int8_scale_term): the scales read after the weights and bias, the weights quantized at
+// prepare (or taken as stored when the .bin tags them int8), the epilogue's per-channel factors,
+// and the input quantized by the bottom scale where it does not arrive as int8 already.
+//
+// ncnn's rules: weights q_w = float2int8(w x weight scale), one scale per output channel
+// (Convolution, InnerProduct) or group (ConvolutionDepthWise; term 2/102: one for all); input
+// q_x = float2int8(x x bottom scale); out = sum(q_w q_x) / (bottom scale x weight scale) + bias
+// (0 where a weight scale is 0), then the activation; with a term above 100 the output is
+// requantized, float2int8(out x top scale), for the next int8 layer.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <infer/convert.hpp>
+#include <infer/element.hpp>
+#include <infer/io/model_bin.hpp>
+#include <infer/kernels/int8.hpp>
+#include <infer/mat.hpp>
+#include <infer/option.hpp>
+#include <infer/status.hpp>
+#include <span>
+#include <vector>
+
+namespace infer::layers::detail {
+
+/// The int8 state of one quantized layer.
+struct Int8Part {
+  /// ncnn's weight_data_int8_scales: one per output channel, or per group (expanded from one
+  /// where the term says so).
+  std::vector<float> weight_scales{};
+  float bottom_scale = 0.f;  ///< ncnn's bottom_blob_int8_scales[0]
+  float top_scale = 0.f;     ///< ncnn's top_blob_int8_scales[0] (term > 100), else 0
+  /// weight_data holds int8 values as stored (an int8-tagged .bin buffer): used as they are.
+  bool weights_are_int8 = false;
+
+  // ---- prepared (prepare()) ----
+  kernels::int8::PackedWeights packed{};  ///< GEMM layout (Convolution, grouped, InnerProduct)
+  std::vector<float> dw_weights{};        ///< depthwise layout [c / pack][maxk][pack]
+  std::vector<float> scale_in{}, bias{};  ///< epilogue factors by slot
+  std::vector<std::int32_t> zero_comp{};  ///< the depthwise epilogue's (no compensation)
+  int prepared_pack = 0;                  ///< the depthwise layout's pack; 1 for the GEMM
+};
+
+/// Reads the scales that follow the weights (and bias) in ncnn's order: `weight_count` weight
+/// scales (expanded to `expand_to` when 1 is read for several), the bottom scale, and the top scale
+/// when `term` > 100.
+inline Status load_int8_scales(io::ModelBin& mb, int term, int weight_count, int expand_to,
+                               const char* who, Int8Part& q) {
+  auto w = mb.load(std::size_t(weight_count), io::WeightType::raw_f32);
+  if (!w.ok()) return make_error("{}: weight_data_int8_scales: {}", who, w.message());
+  q.weight_scales = std::move(w).value();
+  if (weight_count == 1 && expand_to > 1) q.weight_scales.assign(std::size_t(expand_to), q.weight_scales[0]);
+  auto b = mb.load(1, io::WeightType::raw_f32);
+  if (!b.ok()) return make_error("{}: bottom_blob_int8_scales: {}", who, b.message());
+  q.bottom_scale = b.value()[0];
+  q.top_scale = 0.f;
+  if (term > 100) {
+    auto t = mb.load(1, io::WeightType::raw_f32);
+    if (!t.ok()) return make_error("{}: top_blob_int8_scales: {}", who, t.message());
+    q.top_scale = t.value()[0];
+  }
+  return {};
+}
+
+/// Checks the scales a layer of `num_output` channels holds: the counts, and every scale finite
+/// and not negative (a requantizing layer's top scale above 0).
+inline Status check_int8_scales(const Int8Part& q, int term, std::size_t weight_count,
+                                const char* who) {
+  if (q.weight_scales.size() != weight_count)
+    return make_error("{}: {} weight scales, int8_scale_term {} needs {}", who,
+                      q.weight_scales.size(), term, weight_count);
+  for (std::size_t i = 0; i < q.weight_scales.size(); ++i)
+    if (!(q.weight_scales[i] >= 0.f) || !std::isfinite(q.weight_scales[i]))
+      return make_error("{}: weight scale {} is {}, expected a finite value >= 0", who, i,
+                        q.weight_scales[i]);
+  if (!(q.bottom_scale > 0.f) || !std::isfinite(q.bottom_scale))
+    return make_error("{}: bottom blob scale {}, expected a finite value > 0", who, q.bottom_scale);
+  if (term > 100 && (!(q.top_scale > 0.f) || !std::isfinite(q.top_scale)))
+    return make_error("{}: top blob scale {} (int8_scale_term {}), expected a finite value > 0",
+                      who, q.top_scale, term);
+  return {};
+}
+
+/// The int8 weights: as stored when they arrived int8, else float2int8(w x scale) with one scale
+/// per weight_scales.size()-th of the weights (ncnn's order: output channel, or group, outermost).
+inline std::vector<std::int8_t> quantized_weights(std::span<const float> w, const Int8Part& q) {
+  std::vector<std::int8_t> out(w.size());
+  const std::size_t per = w.size() / q.weight_scales.size();
+  for (std::size_t i = 0; i < w.size(); ++i)
+    out[i] = q.weights_are_int8 ? std::int8_t(w[i]) : float2int8(w[i] * q.weight_scales[i / per]);
+  return out;
+}
+
+/// The epilogue factors for `groups` groups of m output channels laid out m_pad apart: scale_in
+/// and bias of output channel g * m + i at slot g * m_pad + i (0 in the padding).
+inline void fill_epilogue(Int8Part& q, int num_output, int groups, int m, int m_pad,
+                          std::span<const float> bias) {
+  q.scale_in.assign(std::size_t(groups) * std::size_t(m_pad), 0.f);
+  q.bias.assign(q.scale_in.size(), 0.f);
+  const std::size_t scales = q.weight_scales.size();
+  for (int g = 0; g < groups; ++g)
+    for (int i = 0; i < m; ++i) {
+      const int oc = g * m + i;
+      const float ws = q.weight_scales[std::size_t(oc) * scales / std::size_t(num_output)];
+      const std::size_t slot = std::size_t(g) * std::size_t(m_pad) + std::size_t(i);
+      q.scale_in[slot] = ws == 0.f ? 0.f : 1.f / (q.bottom_scale * ws);
+      q.bias[slot] = bias.empty() ? 0.f : bias[std::size_t(oc)];
+    }
+}
+
+/// `bottom` as int8: itself when it is int8, else quantized by the bottom scale into workspace
+/// memory (float types through f32).
+inline Result<Mat> int8_input(const Mat& bottom, const Int8Part& q, const Option& opt,
+                              const char* who) {
+  if (bottom.type() == ElemType::i8) return bottom;
+  Mat f32 = bottom;
+  if (bottom.type() != ElemType::f32) {
+    INFER_TRY(cast(bottom, f32, ElemType::f32, opt));
+  }
+  if (f32.type() != ElemType::f32)
+    return make_error("{}: input {} cannot be quantized", who, bottom.describe());
+  Mat out;
+  INFER_TRY(out.create(f32.shape(), ElemType::i8, f32.elempack(), opt.workspace_alloc()));
+  const float scale[1] = {q.bottom_scale};
+  infer::detail::cast_channels<float, std::int8_t>(f32, out, scale, opt.num_threads);
+  return out;
+}
+
+/// The epilogue view of a prepared part (`comp`: the GEMM's compensation, or zeros).
+inline kernels::int8::Epilogue epilogue_of(const Int8Part& q, const std::int32_t* comp) {
+  return {q.scale_in.data(), q.bias.data(), comp, q.top_scale};
+}
+
+}  // namespace infer::layers::detail

@@ -1,0 +1,472 @@
+// The quantized forms of Convolution, ConvolutionDepthWise and InnerProduct (ncnn's
+// int8_scale_term) against a plain-loop reference written from ncnn's rules: q = float2int8(v x
+// scale) for inputs and weights, int32 sums, out = sum / (bottom scale x weight scale) + bias, the
+// activation, and with a term above 100 float2int8(out x top scale). Every pack the input
+// channels allow, float inputs (quantized by the layer) and int8 inputs, dequantized and
+// requantized outputs, 1 and 2 threads; 1x1, 3x3 (stride 1 and 2), dilated 5x5, asymmetric
+// kernels, channel counts that leave partial blocks, a 3-channel stem; depthwise with per-group and
+// single scales, grouped; InnerProduct on 1-D and 3-D inputs. Loading the scales in ncnn's order
+// (f32 and int8-tagged weights) and the errors.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <infer/io/model_bin.hpp>
+#include <infer/layers/convolution.hpp>
+#include <infer/layers/convolution_depthwise.hpp>
+#include <infer/layers/innerproduct.hpp>
+#include <random>
+
+#include "support/ref_tensor.hpp"
+
+using infer::ElemType;
+using infer::float2int8;
+using infer::Mat;
+using infer::Option;
+using infer::Shape;
+using infer::Status;
+using infer::layers::ActivationParam;
+using infer::layers::Convolution;
+using infer::layers::ConvolutionDepthWise;
+using infer::layers::InnerProduct;
+using infer::test::RefTensor;
+
+namespace {
+
+float act_ref(float x, const ActivationParam& a) {
+  switch (a.type) {
+    case 1:
+      return x > 0.f ? x : 0.f;
+    case 2:
+      return x > 0.f ? x : x * a.params[0];
+    case 3:
+      return std::min(std::max(x, a.params[0]), a.params[1]);
+    default:
+      return x;
+  }
+}
+
+/// What a quantized convolution computes, from ncnn's rules (groups: 1 for Convolution).
+struct QuantConv {
+  int cin = 0, cout = 0, group = 1, kw = 1, kh = 1, sw = 1, sh = 1, dw = 1, dh = 1;
+  int pl = 0, pr = 0, pt = 0, pb = 0;
+  int term = 2;
+  std::vector<float> w, bias, wscale;  // wscale: one per output channel or per group
+  float bscale = 127.f / 3.f, tscale = 127.f / 4.f;
+  ActivationParam act;
+
+  RefTensor run(const RefTensor& x, bool x_int8) const {
+    const int W = x.shape.w, H = x.shape.h;
+    const int ow = (W + pl + pr - (dw * (kw - 1) + 1)) / sw + 1;
+    const int oh = (H + pt + pb - (dh * (kh - 1) + 1)) / sh + 1;
+    RefTensor out(Shape::of(ow, oh, cout));
+    const int cin_g = cin / group, cout_g = cout / group;
+    for (int oc = 0; oc < cout; ++oc) {
+      const int g = oc / cout_g;
+      const float ws = wscale[std::size_t(oc) * wscale.size() / std::size_t(cout)];
+      for (int oy = 0; oy < oh; ++oy)
+        for (int ox = 0; ox < ow; ++ox) {
+          std::int32_t sum = 0;
+          for (int c = 0; c < cin_g; ++c)
+            for (int ky = 0; ky < kh; ++ky)
+              for (int kx = 0; kx < kw; ++kx) {
+                const int iy = oy * sh - pt + ky * dh, ix = ox * sw - pl + kx * dw;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                const float v = x.at(ix, iy, 0, g * cin_g + c);
+                const std::int32_t qx = x_int8 ? std::int32_t(v) : float2int8(v * bscale);
+                const float wv = w[((std::size_t(oc) * cin_g + c) * kh + ky) * kw + kx];
+                sum += qx * std::int32_t(float2int8(wv * ws));
+              }
+          const float scale_in = ws == 0.f ? 0.f : 1.f / (bscale * ws);
+          float v = float(sum) * scale_in + (bias.empty() ? 0.f : bias[std::size_t(oc)]);
+          v = act_ref(v, act);
+          out.at(ox, oy, 0, oc) = term > 100 ? float(float2int8(v * tscale)) : v;
+        }
+    }
+    return out;
+  }
+};
+
+std::vector<float> uniform(std::size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+/// Weight scales as ncnn's quantization tools write them: 127 / max|w| per group of weights.
+std::vector<float> absmax_scales(const std::vector<float>& w, int groups) {
+  std::vector<float> s(static_cast<std::size_t>(groups));
+  const std::size_t per = w.size() / std::size_t(groups);
+  for (std::size_t g = 0; g < s.size(); ++g) {
+    float m = 0;
+    for (std::size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(w[g * per + i]));
+    s[g] = m > 0 ? 127.f / m : 1.f;
+  }
+  return s;
+}
+
+/// The input as the layer takes it: f32, or its integer values as i8, at `pack`.
+Mat input_mat(const RefTensor& x, bool as_int8, int pack) {
+  Option opt;
+  Mat f = infer::test::to_mat(x), out;
+  REQUIRE(infer::convert(f, out, as_int8 ? ElemType::i8 : ElemType::f32, pack, opt).ok());
+  REQUIRE(out.elempack() == pack);
+  return out;
+}
+
+/// Compares a layer's output with the reference: dequantized outputs to float rounding, int8
+/// outputs within one step (a product landing on a rounding boundary).
+void compare(const Mat& top, const RefTensor& want, bool requant) {
+  REQUIRE(top.type() == (requant ? ElemType::i8 : ElemType::f32));
+  const RefTensor got = infer::test::from_mat(top);
+  REQUIRE(got.shape == want.shape);
+  float peak = 1e-6f;
+  for (float v : want.v) peak = std::max(peak, std::fabs(v));
+  std::size_t off_by_one = 0;
+  for (std::size_t i = 0; i < want.v.size(); ++i) {
+    const float d = std::fabs(got.v[i] - want.v[i]);
+    INFO("value " << i << " got " << got.v[i] << " want " << want.v[i]);
+    if (requant) {
+      REQUIRE(d <= 1.f);
+      off_by_one += d > 0.f;
+    } else {
+      REQUIRE(d <= 1e-5f * peak + 1e-6f);
+    }
+  }
+  CHECK(off_by_one <= want.v.size() / 100 + 1);
+}
+
+template <class L>
+void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what) {
+  for (const bool as_int8 : {false, true}) {
+    RefTensor xin = x;
+    if (as_int8)
+      for (float& v : xin.v) v = float(float2int8(v * q.bscale));
+    const RefTensor want = q.run(xin, as_int8);
+    for (int pack : {1, 4, 8, 16}) {
+      if (q.cin % pack != 0) continue;
+      if constexpr (requires { layer.group; })
+        if (layer.group > 1 && layer.group < q.cin && (q.cin / layer.group) % pack != 0 &&
+            pack > 1)
+          continue;
+      Option opt;
+      REQUIRE(layer.prepare(ElemType::i8, pack, opt).ok());
+      const Mat in = input_mat(xin, as_int8, pack);
+      for (int threads : {1, 2}) {
+        opt.num_threads = threads;
+        INFO(what << " pack " << pack << (as_int8 ? " int8" : " f32") << " input, threads "
+                  << threads << ", term " << q.term << ", activation " << q.act.type);
+        Mat top;
+        Status st = Status{};
+        infer::layers::detail::with_pack<16>(pack, [&](auto p) {
+          constexpr int P = decltype(p)::value;
+          st = as_int8 ? layer.template forward<infer::i8, P>(in, top, opt)
+                       : layer.template forward<infer::f32, P>(in, top, opt);
+        });
+        INFO((st.ok() ? std::string("ok") : st.message()));
+        REQUIRE(st.ok());
+        CHECK(top.elempack() == infer::pack_for(q.cout, pack));
+        compare(top, want, q.term > 100);
+      }
+    }
+  }
+}
+
+QuantConv make_conv(int cin, int cout, int k, int stride, int dil, int pad, int term,
+                    ActivationParam act, unsigned seed, int group = 1, int kh = 0,
+                    int stride_h = 0) {
+  QuantConv q;
+  q.cin = cin;
+  q.cout = cout;
+  q.group = group;
+  q.kw = k;
+  q.kh = kh ? kh : k;
+  q.sw = stride;
+  q.sh = stride_h ? stride_h : stride;
+  q.dw = q.dh = dil;
+  q.pl = q.pr = q.pt = q.pb = pad;
+  q.term = term;
+  q.act = act;
+  const std::size_t n = std::size_t(cout) * std::size_t(cin / group) * std::size_t(q.kw * q.kh);
+  const float a = std::sqrt(3.f / float(n / std::size_t(cout)));
+  q.w = uniform(n, -a, a, seed);
+  q.bias = uniform(std::size_t(cout), -0.1f, 0.1f, seed + 1);
+  return q;
+}
+
+Convolution conv_layer(const QuantConv& q) {
+  Convolution c{.num_output = q.cout,
+                .kernel_w = q.kw,
+                .dilation_w = q.dw,
+                .stride_w = q.sw,
+                .pad_left = q.pl,
+                .bias_term = 1,
+                .weight_data_size = int(q.w.size()),
+                .int8_scale_term = q.term,
+                .activation = q.act,
+                .kernel_h = q.kh,
+                .dilation_h = q.dh,
+                .stride_h = q.sh};
+  c.weight_data = q.w;
+  c.bias_data = q.bias;
+  c.int8.weight_scales = q.wscale;
+  c.int8.bottom_scale = q.bscale;
+  c.int8.top_scale = q.term > 100 ? q.tscale : 0.f;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
+  struct Case {
+    int cin, cout, k, stride, dil, pad, w, h, kh = 0, stride_h = 0;
+  };
+  const Case cases[] = {
+      {16, 32, 1, 1, 1, 0, 7, 5},       // 1x1 stride 1, two whole blocks
+      {12, 20, 3, 1, 1, 1, 9, 6},       // 3x3, a partial block
+      {3, 24, 3, 2, 1, 1, 11, 9},       // a 3-channel stem, stride 2
+      {8, 17, 5, 1, 2, 2, 10, 10},      // dilated 5x5, 17 outputs
+      {32, 48, 1, 1, 1, 0, 13, 7, 3, 2},  // 1 x 3 kernel, strides 1 x 2, three blocks
+      {64, 130, 1, 1, 1, 0, 1, 1},      // a 1x1 map, 9 blocks (the last of 2 channels)
+      {16, 16, 3, 1, 1, 1, 26, 3},      // several chunks of pixel tiles
+  };
+  const ActivationParam acts[] = {{}, {1, {0.f, 0.f}}, {2, {0.1f, 0.f}}, {3, {-1.f, 2.f}}};
+  unsigned seed = 11;
+  for (const Case& c : cases) {
+    for (int term : {2, 102}) {
+      const ActivationParam act = acts[seed % 4];
+      QuantConv q = make_conv(c.cin, c.cout, c.k, c.stride, c.dil, c.pad, term, act, seed, 1, c.kh,
+                              c.stride_h);
+      q.wscale = absmax_scales(q.w, c.cout);
+      const RefTensor x = [&] {
+        RefTensor t(Shape::of(c.w, c.h, c.cin));
+        t.v = uniform(t.v.size(), -3.f, 3.f, seed + 2);
+        return t;
+      }();
+      Convolution layer = conv_layer(q);
+      CAPTURE(c.cin, c.cout, c.k, c.stride, c.dil, c.pad, c.w, c.h);
+      sweep(layer, q, x, "Convolution");
+      ++seed;
+    }
+  }
+}
+
+TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped",
+          "[int8][convolution_depthwise]") {
+  struct Case {
+    int cin, cout, group, k, stride, pad, w, h, term;
+  };
+  const Case cases[] = {
+      {24, 24, 24, 3, 1, 1, 9, 7, 101},   // per-channel scales, requantized
+      {32, 32, 32, 3, 2, 1, 11, 8, 1},    // stride 2
+      {16, 16, 16, 5, 1, 2, 7, 6, 102},   // one scale for all, 5x5
+      {48, 48, 48, 3, 1, 0, 4, 4, 2},     // no pad
+      {12, 18, 3, 3, 1, 1, 8, 5, 1},      // grouped: 4 in, 6 out a group
+      {32, 64, 2, 1, 1, 0, 6, 6, 101},    // grouped 1x1, 16 in and 32 out a group
+      {24, 24, 3, 3, 2, 1, 9, 9, 2},      // grouped 8 x 8, stride 2
+  };
+  unsigned seed = 101;
+  for (const Case& c : cases) {
+    const ActivationParam act = seed % 2 ? ActivationParam{1, {0.f, 0.f}} : ActivationParam{};
+    QuantConv q = make_conv(c.cin, c.cout, c.k, c.stride, 1, c.pad, c.term, act, seed, c.group);
+    const bool one = c.term == 2 || c.term == 102;
+    q.wscale = absmax_scales(q.w, one ? 1 : c.group);
+    if (one) q.wscale.assign(std::size_t(c.group), q.wscale[0]);
+    RefTensor x(Shape::of(c.w, c.h, c.cin));
+    x.v = uniform(x.v.size(), -3.f, 3.f, seed + 2);
+    ConvolutionDepthWise layer{.num_output = c.cout,
+                               .kernel_w = c.k,
+                               .stride_w = c.stride,
+                               .pad_left = c.pad,
+                               .bias_term = 1,
+                               .weight_data_size = int(q.w.size()),
+                               .group = c.group,
+                               .int8_scale_term = c.term,
+                               .activation = act};
+    layer.weight_data = q.w;
+    layer.bias_data = q.bias;
+    layer.int8.weight_scales = q.wscale;
+    layer.int8.bottom_scale = q.bscale;
+    layer.int8.top_scale = c.term > 100 ? q.tscale : 0.f;
+    CAPTURE(c.cin, c.cout, c.group, c.k, c.stride, c.term);
+    sweep(layer, q, x, "ConvolutionDepthWise");
+    ++seed;
+  }
+}
+
+TEST_CASE("int8 InnerProduct matches ncnn's rules on 1-D and 3-D inputs", "[int8][innerproduct]") {
+  for (const Shape& s : {Shape::of(300), Shape::of(4, 3, 16), Shape::of(1, 1, 64)}) {
+    for (int nout : {37, 64}) {
+      const int n = int(s.total());
+      const float a = std::sqrt(3.f / float(n));
+      InnerProduct ip{.num_output = nout,
+                      .bias_term = 1,
+                      .weight_data_size = n * nout,
+                      .int8_scale_term = 2,
+                      .activation = {1, {0.f, 0.f}}};
+      ip.weight_data = uniform(std::size_t(n * nout), -a, a, unsigned(n + nout));
+      ip.bias_data = uniform(std::size_t(nout), -0.1f, 0.1f, 5);
+      ip.int8.weight_scales = absmax_scales(ip.weight_data, nout);
+      ip.int8.bottom_scale = 127.f / 3.f;
+      RefTensor x(s);
+      x.v = uniform(x.v.size(), -3.f, 3.f, 9);
+      RefTensor want(Shape::of(nout));
+      for (int o = 0; o < nout; ++o) {
+        std::int32_t sum = 0;
+        for (int k = 0; k < n; ++k)
+          sum += std::int32_t(float2int8(x.v[std::size_t(k)] * ip.int8.bottom_scale)) *
+                 std::int32_t(float2int8(ip.weight_data[std::size_t(o * n + k)] *
+                                         ip.int8.weight_scales[std::size_t(o)]));
+        const float v = float(sum) * (1.f / (ip.int8.bottom_scale *
+                                             ip.int8.weight_scales[std::size_t(o)])) +
+                        ip.bias_data[std::size_t(o)];
+        want.v[std::size_t(o)] = v > 0.f ? v : 0.f;
+      }
+      const int packed_axis = s.dims == 1 ? s.w : s.c;
+      for (int pack : {1, 4, 8, 16}) {
+        if (packed_axis % pack != 0) continue;
+        Option opt;
+        REQUIRE(ip.prepare(ElemType::i8, pack, opt).ok());
+        for (const bool as_int8 : {false, true}) {
+          RefTensor xin = x;
+          if (as_int8)
+            for (float& v : xin.v) v = float(float2int8(v * ip.int8.bottom_scale));
+          const Mat in = input_mat(xin, as_int8, pack);
+          Mat top;
+          Status st = Status{};
+          infer::layers::detail::with_pack<16>(pack, [&](auto p) {
+            constexpr int P = decltype(p)::value;
+            st = as_int8 ? ip.forward<infer::i8, P>(in, top, opt)
+                         : ip.forward<infer::f32, P>(in, top, opt);
+          });
+          INFO("input " << in.describe() << " outputs " << nout << ": "
+                        << (st.ok() ? std::string("ok") : st.message()));
+          REQUIRE(st.ok());
+          compare(top, want, false);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("int8 layers read their scales in ncnn's order, weights f32 or int8-tagged",
+          "[int8][load]") {
+  // Convolution 2 -> 4, 1x1, bias, term 102: weights, bias, 4 weight scales, bottom, top.
+  std::vector<float> w = {0.5f, -1.f, 0.25f, 1.f, -0.75f, 0.1f, 0.3f, -0.2f};
+  const std::vector<float> bias = {0.1f, -0.1f, 0.f, 0.2f};
+  const std::vector<float> ws = {127.f, 127.f, 127.f / 0.75f, 127.f / 0.3f};
+  auto layer = [] {
+    return Convolution{.num_output = 4,
+                       .kernel_w = 1,
+                       .bias_term = 1,
+                       .weight_data_size = 8,
+                       .int8_scale_term = 102};
+  };
+  SECTION("f32 weights quantized at prepare") {
+    Convolution c = layer();
+    infer::io::ModelBinFromArrays mb({w, bias, ws, {42.f}, {10.f}});
+    REQUIRE(c.load(mb).ok());
+    CHECK(mb.consumed() == 5);
+    CHECK(c.int8.weight_scales == ws);
+    CHECK(c.int8.bottom_scale == 42.f);
+    CHECK(c.int8.top_scale == 10.f);
+    CHECK_FALSE(c.int8.weights_are_int8);
+    REQUIRE(c.prepare(ElemType::i8, 1, Option{}).ok());
+  }
+  SECTION("int8-tagged weights taken as stored") {
+    std::vector<std::byte> bin;
+    auto put = [&](const void* p, std::size_t n) {
+      const auto* b = static_cast<const std::byte*>(p);
+      bin.insert(bin.end(), b, b + n);
+    };
+    const std::uint32_t tag = infer::io::kTagI8;
+    put(&tag, 4);
+    const std::int8_t q[8] = {64, -127, 32, 127, -127, 42, 127, -85};
+    put(q, 8);
+    put(bias.data(), 16);
+    put(ws.data(), 16);
+    const float scales[2] = {42.f, 10.f};
+    put(scales, 8);
+    infer::io::ModelBinFromMemory mb(bin, "q.bin");
+    Convolution c = layer();
+    REQUIRE(c.load(mb).ok());
+    CHECK(c.int8.weights_are_int8);
+    CHECK(c.weight_data[1] == -127.f);
+    REQUIRE(c.prepare(ElemType::i8, 1, Option{}).ok());
+    // Input 1 and 2 quantized by 42: the int8 products against the stored weights.
+    Mat in(Shape::of(1, 1, 2), ElemType::f32, 1);
+    static_cast<float*>(in.channel_data(0))[0] = 1.f / 42.f;
+    static_cast<float*>(in.channel_data(1))[0] = 2.f / 42.f;
+    Mat top;
+    REQUIRE(c.forward<infer::f32, 1>(in, top, Option{}).ok());
+    REQUIRE(top.type() == ElemType::i8);
+    for (int oc = 0; oc < 4; ++oc) {
+      const int sum = q[2 * oc] * 1 + q[2 * oc + 1] * 2;
+      const float v = float(sum) * (1.f / (42.f * ws[std::size_t(oc)])) + bias[std::size_t(oc)];
+      CHECK(static_cast<const std::int8_t*>(top.channel_data(oc))[0] == float2int8(v * 10.f));
+    }
+  }
+  SECTION("ConvolutionDepthWise term 2: one weight scale for every group") {
+    ConvolutionDepthWise d{.num_output = 4,
+                           .kernel_w = 1,
+                           .weight_data_size = 4,
+                           .group = 4,
+                           .int8_scale_term = 2};
+    infer::io::ModelBinFromArrays mb({{1.f, 2.f, 3.f, 4.f}, {31.75f}, {5.f}});
+    REQUIRE(d.load(mb).ok());
+    CHECK(d.int8.weight_scales == std::vector<float>(4, 31.75f));
+    CHECK(d.int8.top_scale == 0.f);
+  }
+}
+
+TEST_CASE("int8 layers: errors name what is wrong", "[int8][errors]") {
+  Convolution c{.num_output = 2, .kernel_w = 1, .weight_data_size = 4, .int8_scale_term = 2};
+  c.weight_data = {1.f, 2.f, 3.f, 4.f};
+  SECTION("missing scales") {
+    infer::io::ModelBinFromArrays mb({{1.f, 2.f, 3.f, 4.f}});
+    const Status s = c.load(mb);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("weight_data_int8_scales"));
+  }
+  SECTION("a bottom scale of 0") {
+    c.int8.weight_scales = {1.f, 1.f};
+    c.int8.bottom_scale = 0.f;
+    const Status s = c.prepare(ElemType::i8, 1, Option{});
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("bottom blob scale 0"));
+  }
+  SECTION("a wrong number of weight scales") {
+    c.int8.weight_scales = {1.f};
+    c.int8.bottom_scale = 1.f;
+    const Status s = c.prepare(ElemType::i8, 1, Option{});
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("1 weight scales, int8_scale_term 2 needs 2"));
+  }
+  SECTION("folding BatchNorm into int8 weights") {
+    const float a[2] = {1.f, 1.f}, b[2] = {0.f, 0.f};
+    const Status s = c.fold_affine(a, b);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("int8 weights"));
+  }
+  SECTION("an int8 input to a float layer") {
+    Convolution f{.num_output = 2, .kernel_w = 1, .weight_data_size = 4};
+    f.weight_data = {1.f, 2.f, 3.f, 4.f};
+    REQUIRE(f.prepare(ElemType::f32, 1, Option{}).ok());
+    Mat in(Shape::of(3, 3, 2), ElemType::i8, 1), top;
+    const Status s = f.forward<infer::i8, 1>(in, top, Option{});
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("needs int8_scale_term"));
+  }
+  SECTION("int8 weights for a float layer") {
+    std::vector<std::byte> bin(4 + 4);
+    const std::uint32_t tag = infer::io::kTagI8;
+    std::memcpy(bin.data(), &tag, 4);
+    infer::io::ModelBinFromMemory mb(bin, "f.bin");
+    Convolution f{.num_output = 2, .kernel_w = 1, .weight_data_size = 4};
+    const Status s = f.load(mb);
+    REQUIRE_FALSE(s.ok());
+    CHECK_THAT(s.message(), Catch::Contains("without int8_scale_term"));
+  }
+}
