@@ -6,10 +6,14 @@
 // (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4, 3x3)) through the kernels.
 // Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass; 1x1
 // layers on 7x7 maps (49 pixels: four full register tiles and a narrow one); and the first layers
-// of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1.
+// of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The ResNet-50 and VGG-16
+// shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8): GOP/s and the
+// fraction of the measured AVX-512 VNNI (vpdpbusd) peak.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <infer/kernels/gemm.hpp>
 #include <infer/kernels/winograd.hpp>
 #include <infer/layers/convolution.hpp>
@@ -90,6 +94,50 @@ void set_counters(benchmark::State& state, const ConvShape& s, int threads) {
   if (peak > 0)
     state.counters["avx512_peak_fraction"] =
         benchmark::Counter(gflop / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// The quantized layer of shape `s` (weights as make_conv's, scales 127 / max|w| per channel,
+/// blob scales 127 / 3), int8 in and out, with a fused ReLU, on an int8 input at pack 16.
+void run_int8(benchmark::State& state, const ConvShape& s) {
+  const int threads = int(state.range(0));
+  infer::PoolAllocator pool(infer::default_allocator());
+  Option opt;
+  opt.num_threads = threads;
+  opt.workspace_allocator = &pool;
+  Convolution conv = make_conv(s, 1);
+  conv.int8_scale_term = 102;
+  const std::size_t per = conv.weight_data.size() / std::size_t(s.cout);
+  for (int oc = 0; oc < s.cout; ++oc) {
+    float m = 0;
+    for (std::size_t i = 0; i < per; ++i)
+      m = std::max(m, std::abs(conv.weight_data[std::size_t(oc) * per + i]));
+    conv.int8.weight_scales.push_back(127.f / m);
+  }
+  conv.int8.bottom_scale = conv.int8.top_scale = 127.f / 3.f;
+  if (!conv.prepare(ElemType::i8, kPack, opt).ok()) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::i8, kPack);
+  std::mt19937 rng(2);
+  auto* bytes = static_cast<std::int8_t*>(in.data());
+  for (std::size_t i = 0; i < in.bytes(); ++i) bytes[i] = std::int8_t(int(rng() % 255) - 127);
+  Mat out;
+  for (auto _ : state) {
+    infer::Status st = conv.forward<infer::i8, kPack>(in, out, opt);
+    if (!st.ok()) {
+      state.SkipWithError(st.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const double gop = direct_flops(s) * 1e-9;
+  state.counters["GOP_per_s"] = benchmark::Counter(gop, benchmark::Counter::kIsIterationInvariantRate);
+  const double peak = infer::bench::fma_peak_gflops(infer::bench::Isa::avx512_vnni, threads);
+  if (peak > 0)
+    state.counters["vnni_peak_fraction"] =
+        benchmark::Counter(gop / peak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// Conv (ReLU fused when `fused_relu`), or conv then a separate in-place ReLU pass when `split`.
@@ -220,6 +268,11 @@ const bool kRegistered = [] {
                               {Algo::winograd_f4, "/winograd_f4"}})
       register_threads(
           base + name, [s, algo](benchmark::State& st) { run_kernel(st, s, algo); }, false);
+  }
+  for (const ConvShape& s : kShapes) {
+    if (s.pack != kPack) continue;
+    register_threads(
+        std::string(s.name) + "/int8", [s](benchmark::State& st) { run_int8(st, s); }, true);
   }
   for (const ConvShape& s : {kShapes[0], kShapes[2], kShapes[7]}) {
     const std::string base = s.name;

@@ -48,6 +48,9 @@ for t in 1 2; do
   # Like for like where ncnn streams fp16 InnerProduct weights: infer with its f16-weight option.
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" --fp16-weights \
     alexnet vgg16 >"$out.f16.$t"
+  # ncnn's int8 networks: both sides run them quantized (int8 convolutions and InnerProduct).
+  "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" \
+    squeezenet_int8 mobilenet_int8 resnet18_int8 resnet50_int8 vgg16_int8 >"$out.int8.$t"
   # Networks outside ncnn's benchmark set, of grouped convolutions (scripts/make-sweep-nets.py).
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" \
     models/sweep/*.param >"$out.sweep.$t"
@@ -63,7 +66,8 @@ done
   echo "the best to worst round; ncnn / infer divides the best figures."
   echo "bench_peak on this machine: AVX-512 FMA peak $(peak_of peak/fma_avx512/threads:1) /"
   echo "$(peak_of peak/fma_avx512/threads:2) GFLOP/s at 1 / 2 threads, copy bandwidth"
-  echo "$(peak_of memory/copy_256M/threads:1) / $(peak_of memory/copy_256M/threads:2) GB/s."
+  echo "$(peak_of memory/copy_256M/threads:1) / $(peak_of memory/copy_256M/threads:2) GB/s; AVX-512 VNNI int8 peak"
+  echo "$(peak_of peak/fma_avx512_vnni/threads:1) / $(peak_of peak/fma_avx512_vnni/threads:2) GOP/s."
   echo
   for t in 1 2; do
     echo "$t thread(s):"
@@ -72,6 +76,7 @@ done
     echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
     awk 'f && NF == 8 { printf "| %s | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.$t"
     awk 'f && NF == 8 { printf "| %s, infer with f16 InnerProduct weights (--fp16-weights) | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.f16.$t"
+    awk 'f && NF == 8 { printf "| %s (int8 on both sides) | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.int8.$t"
     awk 'f && NF == 8 { printf "| %s (models/sweep, not in ncnn'"'"'s set) | %s | %s | %s | %s | %s | %s | %sx |\n", $1, $2, $3, $4, $5, $6, $7, $8 } /ncnn\/infer/ { f = 1 }' "$out.sweep.$t"
     echo
   done

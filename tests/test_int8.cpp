@@ -1,7 +1,8 @@
 // The quantized forms of Convolution, ConvolutionDepthWise and InnerProduct (ncnn's
 // int8_scale_term) against a plain-loop reference written from ncnn's rules: q = float2int8(v x
 // scale) for inputs and weights, int32 sums, out = sum / (bottom scale x weight scale) + bias, the
-// activation, and with a term above 100 float2int8(out x top scale). Every pack the input
+// activation, and with a term above 100 float2int8(out x top scale). The sum's scaling and bias
+// are one fused multiply-add, as in ncnn's x86 kernels. Every pack the input
 // channels allow, float inputs (quantized by the layer) and int8 inputs, dequantized and
 // requantized outputs, 1 and 2 threads; 1x1, 3x3 (stride 1 and 2), dilated 5x5, asymmetric
 // kernels, channel counts that leave partial blocks, a 3-channel stem; depthwise with per-group and
@@ -17,6 +18,7 @@
 #include <infer/layers/innerproduct.hpp>
 #include <random>
 
+#include "support/fused_instances.hpp"
 #include "support/ref_tensor.hpp"
 
 using infer::ElemType;
@@ -78,7 +80,7 @@ struct QuantConv {
                 sum += qx * std::int32_t(float2int8(wv * ws));
               }
           const float scale_in = ws == 0.f ? 0.f : 1.f / (bscale * ws);
-          float v = float(sum) * scale_in + (bias.empty() ? 0.f : bias[std::size_t(oc)]);
+          float v = std::fma(float(sum), scale_in, bias.empty() ? 0.f : bias[std::size_t(oc)]);
           v = act_ref(v, act);
           out.at(ox, oy, 0, oc) = term > 100 ? float(float2int8(v * tscale)) : v;
         }
@@ -319,9 +321,9 @@ TEST_CASE("int8 InnerProduct matches ncnn's rules on 1-D and 3-D inputs", "[int8
           sum += std::int32_t(float2int8(x.v[std::size_t(k)] * ip.int8.bottom_scale)) *
                  std::int32_t(float2int8(ip.weight_data[std::size_t(o * n + k)] *
                                          ip.int8.weight_scales[std::size_t(o)]));
-        const float v = float(sum) * (1.f / (ip.int8.bottom_scale *
-                                             ip.int8.weight_scales[std::size_t(o)])) +
-                        ip.bias_data[std::size_t(o)];
+        const float v = std::fma(
+            float(sum), 1.f / (ip.int8.bottom_scale * ip.int8.weight_scales[std::size_t(o)]),
+            ip.bias_data[std::size_t(o)]);
         want.v[std::size_t(o)] = v > 0.f ? v : 0.f;
       }
       const int packed_axis = s.dims == 1 ? s.w : s.c;
@@ -404,7 +406,7 @@ TEST_CASE("int8 layers read their scales in ncnn's order, weights f32 or int8-ta
     REQUIRE(top.type() == ElemType::i8);
     for (int oc = 0; oc < 4; ++oc) {
       const int sum = q[2 * oc] * 1 + q[2 * oc + 1] * 2;
-      const float v = float(sum) * (1.f / (42.f * ws[std::size_t(oc)])) + bias[std::size_t(oc)];
+      const float v = std::fma(float(sum), 1.f / (42.f * ws[std::size_t(oc)]), bias[std::size_t(oc)]);
       CHECK(static_cast<const std::int8_t*>(top.channel_data(oc))[0] == float2int8(v * 10.f));
     }
   }

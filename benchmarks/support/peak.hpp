@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -25,19 +26,54 @@
 
 namespace infer::bench {
 
-/// The vector instruction sets whose FMA peak can be measured.
+/// The vector instructions whose multiply-add peak can be measured.
 enum class Isa {
-  avx2,    ///< 8 fp32 lanes, vfmadd on ymm
-  avx512,  ///< 16 fp32 lanes, vfmadd on zmm
+  avx2,         ///< 8 fp32 lanes, vfmadd on ymm
+  avx512,       ///< 16 fp32 lanes, vfmadd on zmm
+  avx512_vnni,  ///< vpdpbusd on zmm: 64 u8 x s8 products into 16 int32 lanes
+  avx512_bf16,  ///< vdpbf16ps on zmm: 32 bf16 products into 16 fp32 lanes
 };
 
-inline const char* to_string(Isa isa) { return isa == Isa::avx2 ? "avx2" : "avx512"; }
+inline const char* to_string(Isa isa) {
+  switch (isa) {
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
+    case Isa::avx512_vnni:
+      return "avx512_vnni";
+    default:
+      return "avx512_bf16";
+  }
+}
 
 /// Whether this CPU (not the compiler's target) executes `isa`.
 inline bool cpu_supports(Isa isa) {
   __builtin_cpu_init();
-  return isa == Isa::avx2 ? __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                          : __builtin_cpu_supports("avx512f");
+  switch (isa) {
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::avx512:
+      return __builtin_cpu_supports("avx512f");
+    case Isa::avx512_vnni:
+      return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    default:
+      return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw");
+  }
+}
+
+/// Arithmetic operations one instruction of `isa` does (a multiply-add counting 2).
+inline int ops_per_instruction(Isa isa) {
+  switch (isa) {
+    case Isa::avx2:
+      return 16;
+    case Isa::avx512:
+      return 32;
+    case Isa::avx512_vnni:
+      return 128;
+    default:
+      return 64;
+  }
 }
 
 /// Seconds on the clock that times `threads` threads: process CPU time for one, wall time else
@@ -91,9 +127,44 @@ __attribute__((target("avx512f"), noinline)) inline float fma_loop_avx512(long r
   return _mm512_cvtss_f32(s);
 }
 
+// Integer sums wrap harmlessly; the bf16 products (1e-3 squared) keep the sums far from overflow.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) inline float vnni_loop(
+    long rounds) {
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  __m512i acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_epi32(i);
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+  }
+  __m512i s = acc[0];
+  for (int i = 1; i < kChains; ++i) s = _mm512_add_epi32(s, acc[i]);
+  alignas(64) std::int32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  return float(lanes[0]);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline float bf16_loop(
+    long rounds) {
+  const __m512 x = _mm512_set1_ps(1e-3f);
+  const __m512bh a = _mm512_cvtne2ps_pbh(x, x);
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(float(i));
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, a);
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < kChains; ++i) s = _mm512_add_ps(s, acc[i]);
+  return _mm512_cvtss_f32(s);
+}
+
 inline double measure_fma_peak(Isa isa, int threads) {
-  const int lanes = isa == Isa::avx2 ? 8 : 16;
-  auto loop = isa == Isa::avx2 ? fma_loop_avx2 : fma_loop_avx512;
+  const int ops = ops_per_instruction(isa);
+  auto loop = isa == Isa::avx2          ? fma_loop_avx2
+              : isa == Isa::avx512      ? fma_loop_avx512
+              : isa == Isa::avx512_vnni ? vnni_loop
+                                        : bf16_loop;
   volatile float sink = 0;
   loop(kRounds / 8);  // warm-up: lets the core leave any low-power state for wide vectors
   double best = 0;
@@ -104,7 +175,7 @@ inline double measure_fma_peak(Isa isa, int threads) {
     sum += loop(kRounds);
     const double seconds = seconds_now(threads) - start;
     sink = sink + sum;
-    best = std::max(best, 2.0 * lanes * kChains * double(kRounds) * threads / seconds);
+    best = std::max(best, double(ops) * kChains * double(kRounds) * threads / seconds);
   }
   return best * 1e-9;
 }
@@ -115,7 +186,8 @@ inline constexpr std::size_t kFloats = std::size_t{64} << 20;
 
 }  // namespace peak_detail
 
-/// fp32 GFLOP/s (an FMA counting 2) of `isa` on `threads` threads; 0 where the CPU lacks `isa`.
+/// Giga operations per second (a multiply-add counting 2: fp32 GFLOP/s for the FMA and bf16
+/// instructions, int8 GOP/s for VNNI) of `isa` on `threads` threads; 0 where the CPU lacks `isa`.
 /// Measured on the first query of each (isa, threads), then cached.
 inline double fma_peak_gflops(Isa isa, int threads = 1) {
   static std::mutex mutex;

@@ -127,6 +127,9 @@ class NetBase {
   /// benchmark runs models without their weights. `bin`, when given, receives the same weights
   /// as ncnn .bin bytes.
   Status load_random_weights(std::uint64_t seed = 1, std::vector<std::byte>* bin = nullptr);
+  /// Loads the random weights ncnn's peer tool ncnn_weights writes for this .param with `seed`,
+  /// bit for bit (io::NcnnRandomWeights): the weights ncnn's reference outputs are made with.
+  Status load_ncnn_random_weights(std::uint32_t seed = 1234);
 
   // ---- what the network holds -------------------------------------------------------------------
 
@@ -205,13 +208,14 @@ class NetBase {
 };
 
 /// A network loaded at run time, instantiated for the element types in Storage (a storage_list;
-/// f32 by default, whose layer table infer::runtime holds compiled).
-template <class Storage = storage_list<f32>>
+/// by default f32, and i8 for quantized layers and the int8 values they pass on, whose layer table
+/// infer::runtime holds compiled).
+template <class Storage = storage_list<f32, i8>>
 class BasicNet : public NetBase {
 #if !defined(INFER_HEADER_ONLY) && !defined(INFER_NET_LAYER_TABLE)
-  static_assert(std::is_same_v<Storage, storage_list<f32>>,
+  static_assert(std::is_same_v<Storage, storage_list<f32, i8>>,
                 "infer::BasicNet<Storage>: infer::runtime compiles the layer table of "
-                "storage_list<f32> only; include <infer/net/layer_table.hpp> before "
+                "storage_list<f32, i8> only; include <infer/net/layer_table.hpp> before "
                 "<infer/net.hpp> in one file to instantiate this Storage's");
 #endif
 
@@ -223,7 +227,7 @@ class BasicNet : public NetBase {
       : NetBase(target, opt, &net::make_layer<Storage>) {}
 };
 
-/// The network at f32 storage.
+/// The network at f32 storage (int8 where its layers are quantized).
 using Net = BasicNet<>;
 
 }  // namespace infer

@@ -18,3 +18,7 @@ INFER_FUSED_INSTANCES(extern, DeconvolutionDepthWise, f32);
 INFER_FUSED_INSTANCES(extern, InnerProduct, f32);
 INFER_ALGORITHM_INSTANCES(extern, Convolution, f32);
 INFER_ALGORITHM_INSTANCES(extern, ConvolutionDepthWise, f32);
+// The quantized layers' int8-input forms (fused_int8.cpp).
+INFER_FUSED_INSTANCES(extern, Convolution, i8);
+INFER_FUSED_INSTANCES(extern, ConvolutionDepthWise, i8);
+INFER_FUSED_INSTANCES(extern, InnerProduct, i8);

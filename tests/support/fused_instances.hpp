@@ -24,6 +24,10 @@
   INFER_ALGORITHM_INSTANCES(Keyword, ConvolutionDepthWise, T)
 #if !defined(INFER_TEST_OWN_INSTANCES)
 INFER_TEST_FUSED_INSTANCES(extern, f32);
+// The quantized layers' int8-input forms, from infer::runtime too.
+INFER_FUSED_INSTANCES(extern, Convolution, i8);
+INFER_FUSED_INSTANCES(extern, ConvolutionDepthWise, i8);
+INFER_FUSED_INSTANCES(extern, InnerProduct, i8);
 INFER_TEST_FUSED_INSTANCES(extern, f16);
 INFER_TEST_FUSED_INSTANCES(extern, bf16);
 #elif defined(INFER_TEST_RUNTIME_F32)

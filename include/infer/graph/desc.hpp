@@ -337,6 +337,13 @@ struct NodeDesc {
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
   int merged_into = -1;           ///< the node this one was fused or folded into, or -1
   int residual = -1;  ///< the sum node merged into this one (its second input is the residual)
+  /// A quantized layer (L::quantized(): ncnn's int8_scale_term): it reads its input as int8
+  /// quantized by int8_in_scale and writes int8_out_type (i8 quantized by int8_out_scale, or f32);
+  /// it runs on the CPU only and folds no affine map.
+  bool int8 = false;
+  float int8_in_scale = 0.f;
+  ElemType int8_out_type = ElemType::f32;
+  float int8_out_scale = 0.f;
 };
 
 /// The whole graph as the passes see it; blob ids index `blobs`.
@@ -408,6 +415,20 @@ constexpr NodeDesc describe_layer(const L& l) {
   }
   d.as_activation = activation_of(l);
   if constexpr (requires { l.activation; }) d.fused = l.activation;
+  if constexpr (requires {
+                  l.quantized();
+                  l.int8.bottom_scale;
+                  l.int8_output_type();
+                }) {
+    if (l.quantized()) {
+      d.int8 = true;
+      d.int8_in_scale = l.int8.bottom_scale;
+      d.int8_out_type = l.int8_output_type();
+      d.int8_out_scale = d.int8_out_type == ElemType::i8 ? l.int8.top_scale : 0.f;
+      d.vulkan = false;
+      d.folds_affine = false;
+    }
+  }
   return d;
 }
 

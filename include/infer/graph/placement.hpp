@@ -45,13 +45,15 @@ constexpr int choose_pack(unsigned packs, int max_pack, const std::vector<Shape>
   }
 }
 
-constexpr int new_buffer(Plan& p, int blob, Device device, ElemType type, int pack) {
+constexpr int new_buffer(Plan& p, int blob, Device device, ElemType type, int pack,
+                         float scale = 0.f) {
   BufferDesc b;
   b.blob = blob;
   b.shape = p.blob_shapes[std::size_t(blob)];
   b.type = type;
   b.pack = pack;
   b.device = device;
+  b.scale = type == ElemType::i8 ? scale : 0.f;
   b.bytes = packed_layout(b.shape, type, pack).bytes;
   p.buffers.push_back(b);
   return int(p.buffers.size()) - 1;
@@ -59,11 +61,17 @@ constexpr int new_buffer(Plan& p, int blob, Device device, ElemType type, int pa
 
 /// Appends a conversion or transfer step from buffer `src` to a new buffer of `blob`.
 constexpr int convert_step(Plan& p, std::vector<std::vector<int>>& variants, int blob,
-                           StepDesc::Kind kind, Device device, ElemType type, int pack, int src) {
+                           StepDesc::Kind kind, Device device, ElemType type, int pack, int src,
+                           float scale = 0.f) {
   const Device at = kind == StepDesc::upload ? Device::vulkan
                     : kind == StepDesc::download ? Device::cpu
                                                  : device;
-  const int out = new_buffer(p, blob, at, type, pack);
+  const BufferDesc& from = p.buffers[std::size_t(src)];
+  // An i8 result keeps its scale: a cast's is the one it quantizes by, a repack's or a
+  // transfer's the source's.
+  const float out_scale = kind == StepDesc::cast ? scale : from.scale;
+  const float step_scale = type == ElemType::i8 ? scale : from.scale;
+  const int out = new_buffer(p, blob, at, type, pack, out_scale);
   StepDesc s;
   s.kind = kind;
   s.device = kind == StepDesc::upload || kind == StepDesc::download ? Device::vulkan : device;
@@ -71,31 +79,41 @@ constexpr int convert_step(Plan& p, std::vector<std::vector<int>>& variants, int
   s.pack = pack;
   s.in = {src};
   s.out = {out};
+  if (kind == StepDesc::cast) s.scale = step_scale;
   p.steps.push_back(s);
   variants[std::size_t(blob)].push_back(out);
   return out;
 }
 
-/// The buffer of `blob` on `device` as (type, pack) among its variants, or -1.
+/// The buffer of `blob` on `device` as (type, pack) among its variants (an i8 one quantized by
+/// `scale`), or -1.
 constexpr int find_variant(const Plan& p, const std::vector<std::vector<int>>& variants, int blob,
-                           Device device, ElemType type, int pack) {
+                           Device device, ElemType type, int pack, float scale = 0.f) {
   for (int b : variants[std::size_t(blob)]) {
     const BufferDesc& x = p.buffers[std::size_t(b)];
-    if (x.device == device && x.type == type && x.pack == pack) return b;
+    if (x.device == device && x.type == type && x.pack == pack &&
+        (type != ElemType::i8 || x.scale == scale))
+      return b;
   }
   return -1;
 }
 
-/// The buffer of `blob` on `device` as (type, pack): an existing one, or made from `src` (on that
-/// device) by a cast, then a repack.
+/// The buffer of `blob` on `device` as (type, pack) (i8: quantized by `scale`): an existing one,
+/// or made from `src` (on that device) by a cast, then a repack. Casts to and from i8 go through
+/// f32 (quantize, dequantize); one i8 scale to another through f32 too.
 constexpr int convert_on(Plan& p, std::vector<std::vector<int>>& variants, int blob, Device device,
-                         int src, ElemType type, int pack) {
-  if (int b = find_variant(p, variants, blob, device, type, pack); b >= 0) return b;
-  if (p.buffers[std::size_t(src)].type != type) {
+                         int src, ElemType type, int pack, float scale = 0.f) {
+  if (int b = find_variant(p, variants, blob, device, type, pack, scale); b >= 0) return b;
+  const BufferDesc from = p.buffers[std::size_t(src)];
+  const bool rescale = type == ElemType::i8 && from.type == ElemType::i8 && from.scale != scale;
+  if (from.type != type || rescale) {
+    if ((type == ElemType::i8 || from.type == ElemType::i8) && from.type != ElemType::f32 &&
+        type != ElemType::f32)
+      src = convert_on(p, variants, blob, device, src, ElemType::f32, from.pack);
     const int src_pack = p.buffers[std::size_t(src)].pack;
-    int cast = find_variant(p, variants, blob, device, type, src_pack);
+    int cast = find_variant(p, variants, blob, device, type, src_pack, scale);
     if (cast < 0)
-      cast = convert_step(p, variants, blob, StepDesc::cast, device, type, src_pack, src);
+      cast = convert_step(p, variants, blob, StepDesc::cast, device, type, src_pack, src, scale);
     src = cast;
   }
   if (p.buffers[std::size_t(src)].pack == pack) return src;
@@ -116,10 +134,10 @@ constexpr bool transfer_casts(ElemType from, ElemType to) {
 /// GPU, repacked on the CPU first, then uploaded, the upload casting between float types; from
 /// the GPU, downloaded at its pack (casting between float types), then repacked on the CPU.
 constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int blob, Device device,
-                        ElemType type, int pack) {
+                        ElemType type, int pack, float scale = 0.f) {
   const int home = variants[std::size_t(blob)].front();
   const BufferDesc h = p.buffers[std::size_t(home)];
-  if (h.device == device) return convert_on(p, variants, blob, device, home, type, pack);
+  if (h.device == device) return convert_on(p, variants, blob, device, home, type, pack, scale);
   if (int b = find_variant(p, variants, blob, device, type, pack); b >= 0) return b;
   if (device == Device::vulkan) {
     const ElemType host_type = transfer_casts(h.type, type) ? h.type : type;
@@ -134,6 +152,23 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
     down = convert_step(p, variants, blob, StepDesc::download, device, host_type, h.pack, home);
   }
   return convert_on(p, variants, blob, Device::cpu, down, type, pack);
+}
+
+/// Whether node `d` (not quantized itself) can run on int8 values where they arrive: it declares
+/// i8 storage, moves values, shares its input or works element by element (ReLU), and every input
+/// arrives on the CPU as i8 of one scale, which it keeps (`scale`).
+constexpr bool int8_through(const Plan& p, const std::vector<std::vector<int>>& variants,
+                            const NodeDesc& d, float& scale) {
+  if (!has_type(d.storage, ElemType::i8) || d.in.empty()) return false;
+  if (!(d.moves_data || d.shares_input || d.elementwise)) return false;
+  if (d.fused.type != 0) return false;  // an activation fused into it computes in float
+  for (std::size_t i = 0; i < d.in.size(); ++i) {
+    const BufferDesc& h = p.buffers[std::size_t(variants[std::size_t(d.in[i])].front())];
+    if (h.type != ElemType::i8 || h.device != Device::cpu) return false;
+    if (i == 0) scale = h.scale;
+    if (h.scale != scale) return false;
+  }
+  return true;
 }
 
 /// Whether node `d` runs on the GPU under the plan's target.
@@ -243,9 +278,20 @@ constexpr PlanError place(Plan& p) {
     s.node = n;
     const bool gpu = detail::on_gpu(p, d);
     s.device = gpu ? Device::vulkan : Device::cpu;
+    // The i8 scale the node's inputs are read at, and its outputs written at.
+    float in_scale = 0.f, out_scale = 0.f;
     if (gpu) {
       // The GPU kernels read f32 or f16 storage (arithmetic in f32) at pack 1 or 4.
       s.type = p.target.gpu_storage == ElemType::f16 ? ElemType::f16 : ElemType::f32;
+    } else if (d.int8) {
+      // A quantized layer reads int8: a quantize step goes in where its input arrives as float.
+      s.type = ElemType::i8;
+      in_scale = d.int8_in_scale;
+      out_scale = d.int8_out_scale;
+    } else if (detail::int8_through(p, variants, d, in_scale)) {
+      // A layer that only moves values (or ReLU) between int8 blobs of one scale stays int8.
+      s.type = ElemType::i8;
+      out_scale = in_scale;
     } else if (!detail::choose_type(d, p.target.storage, s.type)) {
       return {PlanError::storage, n};
     }
@@ -292,14 +338,15 @@ constexpr PlanError place(Plan& p) {
       const int pack = i < packed_inputs
                            ? s.pack
                            : pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
-      s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack));
+      s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack, in_scale));
     }
     // A GPU layer whose kernels write any pack (vulkan_any_out_pack) and takes no residual at
     // its output's pack writes the widest pack its output allows.
     const int out_max = gpu && d.vulkan_any_out_pack && d.residual < 0 ? max_pack : s.pack;
+    const ElemType out_type = d.int8 && !gpu ? d.int8_out_type : s.type;
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), out_max);
-      const int out = detail::new_buffer(p, b, s.device, s.type, pack);
+      const int out = detail::new_buffer(p, b, s.device, out_type, pack, out_scale);
       variants[std::size_t(b)].push_back(out);
       s.out.push_back(out);
     }

@@ -9,6 +9,7 @@
 #include <infer/element.hpp>
 #include <infer/graph/desc.hpp>
 #include <infer/simd.hpp>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -73,6 +74,9 @@ struct BufferDesc {
   std::size_t view_offset = 0;  ///< where it starts in the alias's memory (a range of channels)
   bool output = false;          ///< read by the caller after forward
   Device device = Device::cpu;  ///< whose memory: the host arena or the GPU's
+  /// An i8 buffer's quantization scale (value = q / scale): its quantized producer's top scale,
+  /// or the scale a quantize step used; 0 for other types.
+  float scale = 0.f;
 };
 
 /// One step of the plan.
@@ -92,7 +96,14 @@ struct StepDesc {
   int fused_node = -1;          ///< the activation node fused into this one, or -1
   int residual_node = -1;       ///< the sum node fused into this one (input 1 its residual), or -1
   std::vector<int> folded;      ///< affine nodes (BatchNorm, Scale) folded into the weights
+  /// A cast to or from i8: the quantization scale (q = round(v * scale)), the i8 side's.
+  float scale = 0.f;
 };
+
+/// The scales a cast step passes to infer::cast: its i8 scale, or none.
+constexpr std::span<const float> cast_scales(const StepDesc& s) {
+  return s.scale != 0.f ? std::span<const float>(&s.scale, 1) : std::span<const float>();
+}
 
 /// The composed graph.
 struct Plan {

@@ -52,6 +52,9 @@ inline std::string buffer_text(const Plan& p, int b) {
 inline std::string step_title(const Plan& p, const StepDesc& s) {
   switch (s.kind) {
     case StepDesc::cast:
+      if (s.type == ElemType::i8) return fmt::format("quantize -> i8 (scale {:g})", s.scale);
+      if (s.scale != 0.f)
+        return fmt::format("dequantize -> {} (scale {:g})", to_string(s.type), s.scale);
       return fmt::format("cast -> {}", to_string(s.type));
     case StepDesc::repack:
       return fmt::format("repack -> p{}", s.pack);

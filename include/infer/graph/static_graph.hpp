@@ -47,6 +47,7 @@ struct FixedStep {
   int fused_node = -1;
   std::size_t n_folded = 0;
   std::array<int, 4> folded{};
+  float scale = 0.f;  ///< a cast to or from i8: StepDesc::scale
 };
 
 /// The plan as compile-time constants.
@@ -179,6 +180,7 @@ class StaticGraph {
       for (std::size_t k = 0; k < s.out.size(); ++k) d.out[k] = s.out[k];
       d.act = s.act;
       d.fused_node = s.fused_node;
+      d.scale = s.scale;
       d.n_folded = s.folded.size() < 4 ? s.folded.size() : 4;
       for (std::size_t k = 0; k < d.n_folded; ++k) d.folded[k] = s.folded[k];
     }
@@ -424,7 +426,8 @@ class StaticGraph {
     } else if constexpr (s.kind == StepDesc::cast) {
       what = "cast";
       r = cast(ctx.bufs_[std::size_t(s.in[0])], ctx.bufs_[std::size_t(s.out[0])], s.type,
-               ctx.opt_);
+               ctx.opt_,
+               s.scale != 0.f ? std::span<const float>(&s.scale, 1) : std::span<const float>());
     } else if constexpr (s.kind == StepDesc::repack) {
       what = "repack";
       r = convert_packing(ctx.bufs_[std::size_t(s.in[0])], ctx.bufs_[std::size_t(s.out[0])], s.pack,

@@ -5,11 +5,13 @@
 // positive, scales near one.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <infer/io/model_bin.hpp>
 #include <infer/io/param_dict.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,17 @@ class RandomWeights final : public ModelBin {
     if (spec.params.has(0) && !spec.params.is_array(0) &&
         spec.params.entry(0).scalar.kind != ParamValue::float_value)
       num_output_ = spec.params.entry(0).scalar.i;
+    auto flag = [&](int key) {
+      return spec.params.has(key) && !spec.params.is_array(key) &&
+                     spec.params.entry(key).scalar.kind != ParamValue::float_value
+                 ? spec.params.entry(key).scalar.i
+                 : 0;
+    };
+    const bool ip = type_ == "InnerProduct";
+    int8_term_ = flag(8);
+    bias_term_ = flag(ip ? 1 : 5);
     buffer_ = 0;
+    weights_.clear();
     ++layer_;
   }
 
@@ -42,6 +54,8 @@ class RandomWeights final : public ModelBin {
     if (count > kMaxCount)
       return make_error("layer {} '{}' asks for {} weights in buffer {}, more than {}", type_,
                         name_, count, buffer_, kMaxCount);
+    if (int8_term_ != 0 && weighted() && buffer_ >= (bias_term_ ? 2 : 1))
+      return int8_scales(count, type);
     const auto [lo, hi] = range(count);
     // One stream per (seed, layer, buffer): a layer's weights do not depend on earlier layers'.
     std::uint64_t state = seed_ * 0x9E3779B97F4A7C15ull + layer_ * 0xBF58476D1CE4E5B9ull +
@@ -51,12 +65,8 @@ class RandomWeights final : public ModelBin {
       const double u = double(next(state) >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
       v = float(lo + (hi - lo) * u);
     }
-    if (bin_) {
-      if (type == WeightType::tagged) append(std::uint32_t{kTagF32});
-      const std::size_t at = bin_->size();
-      bin_->resize(at + count * sizeof(float));
-      if (count) std::memcpy(bin_->data() + at, out.data(), count * sizeof(float));
-    }
+    if (int8_term_ != 0 && buffer_ == 0) weights_ = out;
+    write(out, type);
     ++buffer_;
     return out;
   }
@@ -69,6 +79,38 @@ class RandomWeights final : public ModelBin {
     return z ^ (z >> 31);
   }
 
+  bool weighted() const {
+    return type_ == "Convolution" || type_ == "ConvolutionDepthWise" ||
+           type_ == "Deconvolution" || type_ == "DeconvolutionDepthWise" ||
+           type_ == "InnerProduct";
+  }
+
+  /// A quantized layer's scales (ncnn's int8_scale_term), as ncnn's quantization tools write
+  /// them: 127 / max|w| for each of `count` equal parts of the layer's weights, then blob scales
+  /// for activations within +-4.
+  Result<std::vector<float>> int8_scales(std::size_t count, WeightType type) {
+    std::vector<float> out(count, 127.f / 4.f);
+    if (buffer_ == (bias_term_ ? 2 : 1) && count > 0 && weights_.size() % count == 0) {
+      const std::size_t per = weights_.size() / count;
+      for (std::size_t g = 0; g < count; ++g) {
+        float m = 0;
+        for (std::size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(weights_[g * per + i]));
+        out[g] = m > 0 ? 127.f / m : 1.f;
+      }
+    }
+    write(out, type);
+    ++buffer_;
+    return out;
+  }
+
+  void write(const std::vector<float>& v, WeightType type) {
+    if (!bin_) return;
+    if (type == WeightType::tagged) append(std::uint32_t{kTagF32});
+    const std::size_t at = bin_->size();
+    bin_->resize(at + v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(bin_->data() + at, v.data(), v.size() * sizeof(float));
+  }
+
   void append(std::uint32_t v) {
     const std::size_t at = bin_->size();
     bin_->resize(at + sizeof v);
@@ -77,17 +119,14 @@ class RandomWeights final : public ModelBin {
 
   /// The value range of the current buffer.
   std::pair<double, double> range(std::size_t count) const {
-    const bool weighted = type_ == "Convolution" || type_ == "ConvolutionDepthWise" ||
-                          type_ == "Deconvolution" || type_ == "DeconvolutionDepthWise" ||
-                          type_ == "InnerProduct";
-    if (weighted && buffer_ == 0) {
+    if (weighted() && buffer_ == 0) {
       // Uniform(-a, a) has variance a^2 / 3; He's 2 / fan_in gives a = sqrt(6 / fan_in).
       const double fan_in =
           num_output_ > 0 ? std::max(1.0, double(count) / num_output_) : double(count ? count : 1);
       const double a = std::sqrt(6.0 / fan_in);
       return {-a, a};
     }
-    if (weighted) return {-0.1, 0.1};  // bias
+    if (weighted()) return {-0.1, 0.1};  // bias
     if (type_ == "BatchNorm") {
       switch (buffer_) {
         case 0:
@@ -109,8 +148,99 @@ class RandomWeights final : public ModelBin {
   std::vector<std::byte>* bin_;
   std::string type_, name_;
   int num_output_ = 0;
+  int int8_term_ = 0, bias_term_ = 0;
   int buffer_ = 0;
   std::uint64_t layer_ = 0;
+  std::vector<float> weights_;  ///< a quantized layer's weights, for its weight scales
+};
+
+/// The random weights ncnn's peer tool ncnn_weights writes (../shared/peers/ncnn_weights.cpp
+/// states the scheme), bit for bit, so that a test regenerates on any machine the weights ncnn's
+/// reference outputs were made with: one std::mt19937 over the whole file in .param order,
+/// std::uniform_real_distribution<float> per buffer; convolution and inner-product weights in
+/// +-sqrt(3 / (weight_data_size / num_output)), biases in +-0.1, BatchNorm slope and variance in
+/// [0.5, 1.5), mean and bias in +-0.1, Scale in [0.5, 1.5) and +-0.1, PReLU slopes in [0.05, 0.3),
+/// MemoryData in +-1, LayerNorm in [0.5, 1.5) and +-0.1; int8 layers' weight scales 127 / max|w|
+/// per output channel or group of the weights just drawn and blob scales 127 / 3. Any other layer
+/// that asks for weights is an error (the tool refuses it too).
+class NcnnRandomWeights final : public ModelBin {
+ public:
+  explicit NcnnRandomWeights(std::uint32_t seed = 1234) : rng_(seed) {}
+
+  /// The layer whose buffers come next.
+  void begin_layer(const LayerSpec& spec) {
+    type_ = spec.type;
+    name_ = spec.name;
+    params_ = &spec.params;
+    buffer_ = 0;
+    weights_.clear();
+  }
+
+  Result<std::vector<float>> load(std::size_t count, WeightType) override {
+    last_type_ = ElemType::f32;
+    if (count > RandomWeights::kMaxCount)
+      return make_error("layer {} '{}' asks for {} weights in buffer {}, more than {}", type_,
+                        name_, count, buffer_, RandomWeights::kMaxCount);
+    const int b = buffer_++;
+    const bool conv = type_ == "Convolution" || type_ == "ConvolutionDepthWise" ||
+                      type_ == "Deconvolution" || type_ == "DeconvolutionDepthWise" ||
+                      type_ == "Convolution1D";
+    if (conv || type_ == "InnerProduct") {
+      const int nout = param(0, 0);
+      const int wsize = param(conv ? 6 : 2, 0);
+      const bool bias = param(conv ? 5 : 1, 0) != 0;
+      if (b == 0) {
+        const float a = std::sqrt(3.f / float(std::max(1, wsize / std::max(1, nout))));
+        weights_ = draw(count, -a, a);
+        return weights_;
+      }
+      if (bias && b == 1) return draw(count, -0.1f, 0.1f);
+      const int scale_buffer = b - (bias ? 2 : 1);
+      if (scale_buffer == 0) return absmax_scales(count);
+      return std::vector<float>(count, 127.f / 3.f);  // bottom (and top) blob scales
+    }
+    if (type_ == "BatchNorm")
+      return b == 0 || b == 2 ? draw(count, 0.5f, 1.5f) : draw(count, -0.1f, 0.1f);
+    if (type_ == "Scale" || type_ == "LayerNorm")
+      return b == 0 ? draw(count, 0.5f, 1.5f) : draw(count, -0.1f, 0.1f);
+    if (type_ == "PReLU") return draw(count, 0.05f, 0.3f);
+    if (type_ == "MemoryData") return draw(count, -1.f, 1.f);
+    return make_error("layer {} '{}': ncnn_weights' scheme does not cover this layer type", type_,
+                      name_);
+  }
+
+ private:
+  int param(int key, int def) const {
+    if (!params_ || !params_->has(key) || params_->is_array(key)) return def;
+    const ParamDict::Entry& e = params_->entry(key);
+    return e.scalar.kind == ParamValue::float_value ? int(e.scalar.f) : e.scalar.i;
+  }
+
+  std::vector<float> draw(std::size_t count, float lo, float hi) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(count);
+    for (float& x : v) x = d(rng_);
+    return v;
+  }
+
+  /// 127 / max|w| over each of `groups` equal parts of the weights drawn for this layer.
+  std::vector<float> absmax_scales(std::size_t groups) const {
+    std::vector<float> s(groups, 1.f);
+    if (groups == 0 || weights_.size() % groups != 0) return s;
+    const std::size_t per = weights_.size() / groups;
+    for (std::size_t g = 0; g < groups; ++g) {
+      float m = 0;
+      for (std::size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(weights_[g * per + i]));
+      s[g] = m > 0 ? 127.f / m : 1.f;
+    }
+    return s;
+  }
+
+  std::mt19937 rng_;
+  std::string type_, name_;
+  const ParamDict* params_ = nullptr;
+  int buffer_ = 0;
+  std::vector<float> weights_;
 };
 
 }  // namespace infer::io

@@ -1,8 +1,9 @@
 // int8 convolution and inner-product kernels with ncnn's quantization rules: int8 inputs (already
 // quantized by the bottom blob scale), int8 weights (quantized per output channel or group), int32
-// sums, then in the epilogue v = sum * scale_in[oc] + bias[oc] (scale_in = 1 / (bottom scale x
-// weight scale)), the activation, and the store: f32 (dequantized) or int8 requantized as
-// float2int8(v * out_scale). Nothing between the products and the store leaves registers.
+// sums, then in the epilogue v = sum * scale_in[oc] + bias[oc] (one fused multiply-add, as ncnn's
+// x86 kernels round it; scale_in = 1 / (bottom scale x weight scale)), the activation, and the
+// store: f32 (dequantized) or int8 requantized as float2int8(v * out_scale). Nothing between the
+// products and the store leaves registers.
 //
 // The products (conv_gemm, gemv) run on blocks of 16 output channels whose weights are laid out
 // [k / 4][16 channels][4 k] (pack_weights), against input values gathered four k at a time:
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -122,8 +124,8 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
     using V = simd::fbatch<16>;
     const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(sums),
                                        _mm512_loadu_si512(e.comp + slot));
-    V x = V(_mm512_cvtepi32_ps(s)) * V::load_unaligned(e.scale_in + slot) +
-          V::load_unaligned(e.bias + slot);
+    V x = xsimd::fma(V(_mm512_cvtepi32_ps(s)), V::load_unaligned(e.scale_in + slot),
+                     V::load_unaligned(e.bias + slot));
     x = act(x);
     if constexpr (std::same_as<TO, i8>) x = x * V(e.out_scale);
     if (OutPack == 16 && valid == 16 && ch0 % 16 == 0) {
@@ -134,8 +136,8 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
   }
 #else
   for (int l = 0; l < kBlockM; ++l) {
-    float x = float(sums[l] - e.comp[slot + std::size_t(l)]) * e.scale_in[slot + std::size_t(l)] +
-              e.bias[slot + std::size_t(l)];
+    float x = std::fma(float(sums[l] - e.comp[slot + std::size_t(l)]),
+                       e.scale_in[slot + std::size_t(l)], e.bias[slot + std::size_t(l)]);
     x = act(x);
     if constexpr (std::same_as<TO, i8>) x *= e.out_scale;
     v[l] = x;
@@ -403,7 +405,7 @@ void gemv(const std::int8_t* x, float* out, const PackedWeights& w, const Epilog
     const int valid = std::min(kBlockM, w.m - m0);
     alignas(64) float v[kBlockM];
     for (int l = 0; l < kBlockM; ++l)
-      v[l] = float(sums[0][0][l] - e.comp[m0 + l]) * e.scale_in[m0 + l] + e.bias[m0 + l];
+      v[l] = std::fma(float(sums[0][0][l] - e.comp[m0 + l]), e.scale_in[m0 + l], e.bias[m0 + l]);
     for (int l = 0; l < valid; ++l) out[m0 + l] = act(v[l]);
   }
 }
@@ -464,7 +466,11 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out,
               acc = acc + pad * wv;
           }
         }
-        V v = act(acc * scale + bias);
+        V v;
+        if constexpr (Pack == 1)
+          v = act(std::fma(acc, scale, bias));
+        else
+          v = act(xsimd::fma(acc, scale, bias));
         const std::size_t at = (std::size_t(oy) * std::size_t(win.outw) + std::size_t(ox)) * Pack;
         if constexpr (std::same_as<TO, i8>) v = v * V(e.out_scale);
         if constexpr (Pack == 1)

@@ -1,8 +1,8 @@
 // A layer behind a virtual interface, for networks whose layers are known only at run time (read
 // from an ncnn .param), and the factory that builds one from a .param line. The factory's
 // definition (every layer type x storage type x pack x epilogue) lives in net/layer_table.hpp,
-// compiled once into infer::runtime for storage_list<f32>; this header only declares it, so a file
-// that uses infer::Net does not instantiate the kernels.
+// compiled once into infer::runtime for storage_list<f32, i8>; this header only declares it, so a
+// file that uses infer::Net does not instantiate the kernels.
 #pragma once
 
 #include <infer/graph/desc.hpp>
@@ -41,8 +41,9 @@ class AnyLayer {
                                 const vk::GpuStep& step, vk::Recorder& rec) const = 0;
 };
 
-/// The storage list whose layer table infer::runtime holds compiled (infer::Net's).
-using RuntimeStorage = storage_list<f32>;
+/// The storage list whose layer table infer::runtime holds compiled (infer::Net's): f32, and i8
+/// for the quantized layers' int8 inputs and the layers that pass int8 values between them.
+using RuntimeStorage = storage_list<f32, i8>;
 
 /// Builds the layer that .param line `spec` of `file` describes, boxed for the element types in
 /// Storage (a storage_list). An unsupported type or a bad parameter gives an error naming file,

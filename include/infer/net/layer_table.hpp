@@ -1,5 +1,5 @@
 // infer::Net's layer table: make_layer<Storage>() builds the layer a .param line describes and
-// boxes it with box_layer<L, Storage>. infer::runtime compiles it for storage_list<f32> (the
+// boxes it with box_layer<L, Storage>. infer::runtime compiles it for storage_list<f32, i8> (the
 // default infer::Net). Include this header (before <infer/net.hpp>) in one file of a program that
 // uses another storage list, e.g. infer::BasicNet<infer::storage_list<infer::f32, infer::f16>>:
 // that file then instantiates the whole table for it, every layer and kernel.

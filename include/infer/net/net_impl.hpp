@@ -259,6 +259,22 @@ INFER_NET_FUNC Status NetBase::load_random_weights(std::uint64_t seed,
   return {};
 }
 
+INFER_NET_FUNC Status NetBase::load_ncnn_random_weights(std::uint32_t seed) {
+  if (!state_ || state_->layers.empty())
+    return make_error("Net::load_ncnn_random_weights: load a .param first");
+  io::NcnnRandomWeights gen(seed);
+  for (std::size_t n = 0; n < state_->layers.size(); ++n) {
+    gen.begin_layer(spec_of(int(n)));
+    Status s = state_->layers[n]->load(gen);
+    if (!s.ok())
+      return make_error("ncnn random weights of layer '{}': {}", spec_of(int(n)).name,
+                        s.message());
+  }
+  state_->weights = true;
+  state_->forget_plans();
+  return {};
+}
+
 INFER_NET_FUNC std::vector<std::string_view> NetBase::input_names() const {
   std::vector<std::string_view> out;
   for (const auto& in : state_->inputs) out.push_back(state_->file.blobs[std::size_t(in.blob)]);
@@ -625,7 +641,8 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
       r = make_error("a GPU step outside the recorded segments");
     } else if (s.kind == graph::StepDesc::cast) {
       what = "cast";
-      r = cast(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.type, x.opt);
+      r = cast(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.type, x.opt,
+               graph::cast_scales(s));
     } else if (s.kind == graph::StepDesc::repack) {
       what = "repack";
       r = convert_packing(x.bufs[std::size_t(s.in[0])], x.bufs[std::size_t(s.out[0])], s.pack,

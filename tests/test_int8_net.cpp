@@ -1,0 +1,154 @@
+// ncnn's int8 benchmark networks through infer::Net against ncnn's own outputs (tests/data/ncnn_int8,
+// README there): the same random weights (ncnn_weights' scheme, regenerated bit for bit), the same
+// input, logits within 2e-2 of ncnn's largest (two networks excepted, see below). The plans: int8 layers at i8, quantize steps only
+// where a float blob meets an int8 layer, int8 blobs passed on (a requantizing convolution into the
+// next, through Split) without a dequantize; and the composer's placement on small graphs.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <infer/convert.hpp>
+#include <infer/graph/print.hpp>
+#include <infer/net.hpp>
+#include <string>
+#include <vector>
+
+#include "support/model_compare.hpp"
+
+namespace {
+
+std::filesystem::path model_path(const std::string& name) {
+  return std::filesystem::path(INFER_MODELS_DIR) / (name + ".param");
+}
+
+/// ncnn_run's input: sin(i * 0.001) * 0.5 + 0.5 over channel, row, column.
+infer::Mat ncnn_run_input(int c, int h, int w) {
+  infer::Mat m;
+  REQUIRE(m.create(infer::Shape::of(w, h, c), infer::ElemType::f32, 1).ok());
+  long k = 0;
+  for (int q = 0; q < c; ++q) {
+    float* p = static_cast<float*>(m.channel(q).data());
+    for (int i = 0; i < w * h; ++i) p[i] = std::sin(float(k++) * 0.001f) * 0.5f + 0.5f;
+  }
+  return m;
+}
+
+std::vector<float> read_f32(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f.good());
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<float> v(bytes.size() / sizeof(float));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+std::string plan_of(const infer::Net& net, const infer::Mat& in, std::string_view out) {
+  const infer::NamedMat named[] = {{net.input_names()[0], in}};
+  const std::string_view outs[] = {out};
+  auto plan = net.plan(named, outs);
+  REQUIRE(plan.ok());
+  return infer::graph::format_plan(**plan);
+}
+
+}  // namespace
+
+TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
+  // Within 2e-2, except where ncnn's own first layer strays from its int8 rules: on this input
+  // ncnn's x86 kernels give 234 of vgg16_int8's conv1_1 outputs (of 3.2 M) and 35 of
+  // mobilenet_int8's conv1 outputs (of 0.4 M) one step off the value the rules give (e.g. exact
+  // 9.72 stored as 9; infer stores 10, as a hand computation of the rule does), and these networks
+  // requantize through 13 layers of random weights, which amplify the difference (vgg16: 1.2% of
+  // the largest value after conv1_2, 7.8% at conv3_3). Measured: squeezenet 5.2e-4, resnet18
+  // 1.7e-3, resnet50 4.0e-3, mobilenet 3.1e-2, vgg16 6.9e-2.
+  const struct {
+    const char* name;
+    int size;
+    const char* logits;
+    double bound;
+  } models[] = {{"squeezenet_int8", 227, "pool10", 2e-2},
+                {"mobilenet_int8", 224, "fc7", 4e-2},
+                {"resnet18_int8", 224, "fc1000", 2e-2},
+                {"resnet50_int8", 224, "fc1000", 2e-2},
+                {"vgg16_int8", 224, "fc8", 8e-2}};
+  for (const auto& m : models) {
+    CAPTURE(m.name);
+    infer::Option opt;
+    opt.num_threads = 2;
+    infer::Net net({}, opt);
+    REQUIRE(net.load_param(model_path(m.name)).ok());
+    const infer::Status w = net.load_ncnn_random_weights(1234);
+    INFO((w.ok() ? std::string() : w.message()));
+    REQUIRE(w.ok());
+    const infer::Mat in = ncnn_run_input(3, m.size, m.size);
+    auto out = net.run(in, m.logits);
+    INFO((out.ok() ? std::string() : out.message()));
+    REQUIRE(out.ok());
+    const std::vector<float> want =
+        read_f32(std::filesystem::path(INFER_TEST_DATA_DIR) / "ncnn_int8" / (std::string(m.name) + ".f32"));
+    infer::Mat flat;
+    REQUIRE(infer::convert(*out, flat, infer::ElemType::f32, 1, infer::Option{}).ok());
+    REQUIRE(flat.shape().total() == want.size());
+    const float* got = static_cast<const float*>(flat.data());
+    double diff = 0, peak = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      REQUIRE(std::isfinite(got[i]));
+      diff = std::max(diff, double(std::fabs(got[i] - want[i])));
+      peak = std::max(peak, double(std::fabs(want[i])));
+    }
+    const double rel = diff / std::max(peak, 1e-6);
+    fmt::print("{}: logits within {:.3g} of ncnn's largest ({:.4g})\n", m.name, rel, peak);
+    CHECK(rel <= m.bound);
+    const std::string text = plan_of(net, in, m.logits);
+    INFO(text);
+    // The input is quantized once for the first int8 layer; int8 layers run at i8.
+    CHECK_THAT(text, Catch::Contains("quantize -> i8 (scale 42.3333)"));
+    CHECK_THAT(text, Catch::Contains(" i8 p"));
+  }
+}
+
+TEST_CASE("int8 plans: quantize where float meets int8, int8 blobs passed on", "[int8][net]") {
+  // conv1 (float out) -> ReLU -> qa (int8 out, term 102) -> Split -> qb (int8 in, float out)
+  //                                                              \-> Pooling (float: dequantized)
+  constexpr const char* kParam =
+      "7767517\n"
+      "6 7\n"
+      "Input in 0 1 data 0=8 1=8 2=16\n"
+      "Convolution qa 1 1 data a 0=32 1=3 4=1 5=1 6=4608 8=102 9=1\n"
+      "Split sp 1 2 a a1 a2\n"
+      "Convolution qb 1 1 a1 b 0=16 1=1 5=1 6=512 8=2\n"
+      "Pooling pool 1 1 a2 p 0=0 1=2 2=2\n"
+      "Eltwise sum 2 1 b b out 0=1\n";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::filesystem::path path = dir / "infer_int8_plan.param";
+  {
+    std::ofstream(path) << kParam;
+  }
+  infer::Net net;
+  REQUIRE(net.load_param(path).ok());
+  REQUIRE(net.load_ncnn_random_weights(7).ok());
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(8, 8, 16));
+  const std::string text = plan_of(net, in, "out");
+  INFO(text);
+  // One quantize (the graph input into qa); qa's int8 output goes through the Split to qb
+  // without a cast; the Pooling reads it dequantized by qa's top scale.
+  std::size_t quantize = 0, dequantize = 0;
+  for (std::size_t at = 0; (at = text.find("quantize -> i8", at)) != std::string::npos; ++at)
+    ++quantize;
+  for (std::size_t at = 0; (at = text.find("dequantize -> f32", at)) != std::string::npos; ++at)
+    ++dequantize;
+  CHECK(quantize == 1);
+  CHECK(dequantize == 1);
+  CHECK_THAT(text, Catch::Contains("dequantize -> f32 (scale 42.3333)"));
+  auto out = net.run(in, "out");
+  INFO((out.ok() ? std::string() : out.message()));
+  REQUIRE(out.ok());
+  auto pooled = net.run(in, "p");
+  REQUIRE(pooled.ok());
+  CHECK(pooled->type() == infer::ElemType::f32);
+  // The same network with every layer's output read by the caller: each blob arrives as f32.
+  auto a = net.run(in, "a");
+  REQUIRE(a.ok());
+  CHECK(a->type() == infer::ElemType::f32);
+  std::filesystem::remove(path);
+}
