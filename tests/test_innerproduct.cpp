@@ -287,7 +287,7 @@ TEST_CASE("InnerProduct loads weights in ncnn's order", "[layer][innerproduct][i
     infer::io::ModelBinFromArrays mb({w, b});
     st = int8.load(mb);
     REQUIRE_FALSE(st.ok());
-    REQUIRE_THAT(st.message(), Catch::Contains("int8_scale_term"));
+    REQUIRE_THAT(st.message(), Catch::Contains("weight_data_int8_scales"));  // scales missing
   }
 }
 

@@ -417,66 +417,74 @@ template <class TO, int Pack, class Act>
 void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out,
                     const float* weights, const ConvWindow& win, const Epilogue& e, const Act& act,
                     int num_threads) {
-  using V = typename kernels::detail::VecOf<Pack>::type;
-  const ConvGeometry& geo = win.g;
-  const int maxk = geo.kernel_w * geo.kernel_h;
-  const int groups = out.c;
-  const float padf = float(win.pad);
+  // The Pack lanes as B registers of W floats (pack 16 on AVX2: two of 8).
+  constexpr int W = kernels::detail::Lanes<Pack>::W, B = Pack / W;
+  using V = typename kernels::detail::VecOf<W>::type;
   auto load = [](const i8* p) -> V {
-    if constexpr (Pack == 1)
+    if constexpr (W == 1)
       return float(*p);
     else
-      return simd::load<Pack>(p);
+      return simd::load<W>(p);
   };
   auto vec = [](const float* p) -> V {
-    if constexpr (Pack == 1)
+    if constexpr (W == 1)
       return *p;
     else
       return V::load_unaligned(p);
   };
+  auto fma = [](V a, V b, V c) -> V {
+    if constexpr (W == 1)
+      return std::fma(a, b, c);
+    else
+      return xsimd::fma(a, b, c);
+  };
+  const ConvGeometry& geo = win.g;
+  const int maxk = geo.kernel_w * geo.kernel_h;
+  const int groups = out.c;
   const std::size_t work = std::size_t(win.outw) * std::size_t(win.outh) * std::size_t(groups) *
                            std::size_t(maxk) * Pack;
 #pragma omp parallel for num_threads(num_threads) if (kernels::detail::worth_threads(work))
   for (int q = 0; q < groups; ++q) {
     const i8* plane = in.channel(q);
     const float* wq = weights + std::size_t(q) * std::size_t(maxk) * Pack;
-    const V scale = vec(e.scale_in + std::size_t(q) * Pack);
-    const V bias = vec(e.bias + std::size_t(q) * Pack);
-    const V pad = V(padf);
+    V scale[B], bias[B];
+    for (int b = 0; b < B; ++b) {
+      scale[b] = vec(e.scale_in + std::size_t(q) * Pack + std::size_t(b) * W);
+      bias[b] = vec(e.bias + std::size_t(q) * Pack + std::size_t(b) * W);
+    }
+    const V pad = V(float(win.pad));
     TO* dst = out.channel(q);
     for (int oy = 0; oy < win.outh; ++oy) {
       const int iy0 = oy * geo.stride_h - win.pad_top;
-      const bool rows_in =
-          iy0 >= 0 && iy0 + (geo.kernel_h - 1) * geo.dilation_h < in.h;
+      const bool rows_in = iy0 >= 0 && iy0 + (geo.kernel_h - 1) * geo.dilation_h < in.h;
       for (int ox = 0; ox < win.outw; ++ox) {
         const int ix0 = ox * geo.stride_w - win.pad_left;
         const bool inside =
             rows_in && ix0 >= 0 && ix0 + (geo.kernel_w - 1) * geo.dilation_w < in.w;
-        V acc = V(0.f);
+        V acc[B];
+        for (int b = 0; b < B; ++b) acc[b] = V(0.f);
         for (int ky = 0; ky < geo.kernel_h; ++ky) {
           const int iy = iy0 + ky * geo.dilation_h;
           for (int kx = 0; kx < geo.kernel_w; ++kx) {
             const int ix = ix0 + kx * geo.dilation_w;
-            const V wv = vec(wq + std::size_t(ky * geo.kernel_w + kx) * Pack);
-            if (inside || (iy >= 0 && iy < in.h && ix >= 0 && ix < in.w))
-              acc = acc + load(plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) *
-                                           Pack) *
-                              wv;
-            else
-              acc = acc + pad * wv;
+            const float* wt = wq + std::size_t(ky * geo.kernel_w + kx) * Pack;
+            const bool in_bounds = inside || (iy >= 0 && iy < in.h && ix >= 0 && ix < in.w);
+            const i8* src = in_bounds ? plane + (std::size_t(iy) * std::size_t(in.w) +
+                                                 std::size_t(ix)) * Pack
+                                      : plane;
+            for (int b = 0; b < B; ++b)
+              acc[b] = fma(in_bounds ? load(src + b * W) : pad, vec(wt + b * W), acc[b]);
           }
         }
-        V v;
-        if constexpr (Pack == 1)
-          v = act(std::fma(acc, scale, bias));
-        else
-          v = act(xsimd::fma(acc, scale, bias));
         const std::size_t at = (std::size_t(oy) * std::size_t(win.outw) + std::size_t(ox)) * Pack;
-        if constexpr (std::same_as<TO, i8>) v = v * V(e.out_scale);
-        if constexpr (Pack == 1)
-          dst[at] = from_f32<TO>(v);
-        else
-          simd::store<Pack>(dst + at, v);
+        for (int b = 0; b < B; ++b) {
+          V v = act(fma(acc[b], scale[b], bias[b]));
+          if constexpr (std::same_as<TO, i8>) v = v * V(e.out_scale);
+          if constexpr (W == 1)
+            dst[at + std::size_t(b)] = from_f32<TO>(v);
+          else
+            simd::store<W>(dst + at + std::size_t(b) * W, v);
+        }
       }
     }
   }
