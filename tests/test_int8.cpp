@@ -171,6 +171,24 @@ void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what) {
         REQUIRE(st.ok());
         CHECK(top.elempack() == infer::pack_for(q.cout, pack));
         compare(top, want, q.term > 100);
+        // Into a top the caller holds at the widest pack (a plan's buffer): written at its pack.
+        const int wide = infer::pack_for(q.cout, 16);
+        bool any_pack = true;
+        if constexpr (requires { layer.group; }) any_pack = !layer.depthwise();
+        if (any_pack && wide != top.elempack()) {
+          Mat held;
+          REQUIRE(held.create(want.shape, q.term > 100 ? ElemType::i8 : ElemType::f32, wide).ok());
+          const void* where = held.data();
+          infer::layers::detail::with_pack<16>(pack, [&](auto p) {
+            constexpr int P = decltype(p)::value;
+            st = as_int8 ? layer.template forward<infer::i8, P>(in, held, opt)
+                         : layer.template forward<infer::f32, P>(in, held, opt);
+          });
+          REQUIRE(st.ok());
+          CHECK(held.data() == where);
+          CHECK(held.elempack() == wide);
+          compare(held, want, q.term > 100);
+        }
       }
     }
   }

@@ -401,6 +401,7 @@ int main(int argc, char** argv) {
                gpu ? std::string("its Vulkan defaults (fp16 storage and arithmetic)")
                    : std::string("its CPU defaults (fp32 arithmetic; InnerProduct weights stored "
                                  "as fp16 where the CPU has F16C)"));
+    fmt::print("  (both sides run a model's quantized layers, 8=int8_scale_term, in int8)\n");
     std::vector<std::filesystem::path> paths;
     std::vector<infer::Shape> shapes;
     for (const std::string& m : models) {

@@ -342,7 +342,10 @@ constexpr PlanError place(Plan& p) {
     }
     // A GPU layer whose kernels write any pack (vulkan_any_out_pack) and takes no residual at
     // its output's pack writes the widest pack its output allows.
-    const int out_max = gpu && d.vulkan_any_out_pack && d.residual < 0 ? max_pack : s.pack;
+    // So does a quantized layer on the CPU (its int8 GEMM stores any pack): a 3-channel stem
+    // writes its 64 outputs at pack 16 rather than pack 1 and a repack after it.
+    const int out_max =
+        (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) ? max_pack : s.pack;
     const ElemType out_type = d.int8 && !gpu ? d.int8_out_type : s.type;
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), out_max);

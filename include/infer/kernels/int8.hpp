@@ -63,7 +63,7 @@ struct Epilogue {
 
 /// Weights laid out for conv_gemm / gemv.
 struct PackedWeights {
-  std::vector<std::int8_t> a;      ///< [group][m_pad / 16][k4][16][4]
+  std::vector<std::int8_t> a;      ///< [group][m_pad / 16][k4][16][4], k4 a multiple of 4
   std::vector<std::int32_t> comp;  ///< [group][m_pad]
   int groups = 0, m = 0, m_pad = 0, k = 0, k4 = 0;
 
@@ -81,7 +81,7 @@ inline PackedWeights pack_weights(const std::int8_t* w, int groups, int m, int c
   p.m = m;
   p.m_pad = (m + kBlockM - 1) / kBlockM * kBlockM;
   p.k = cin * maxk;
-  p.k4 = (p.k + 3) / 4;
+  p.k4 = (p.k + 15) / 16 * 4;  // K padded to whole 16-value units of the gathered panel
   p.a.assign(std::size_t(groups) * std::size_t(p.m_pad) * std::size_t(p.k4) * 4, 0);
   p.comp.assign(std::size_t(groups) * std::size_t(p.m_pad), 0);
   for (int g = 0; g < groups; ++g)
@@ -160,7 +160,8 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
 }
 
 /// Sums of MB weight blocks (16 channels each, MB x 16 rows, `astride` bytes apart) against a
-/// panel of NT pixel columns ([k4][NT][4] bytes): sums[b][j][16].
+/// panel of NT pixel columns ([k / 16][NT][16] bytes: each pixel's 16 values of a unit together):
+/// sums[b][j][16]. k4 is a multiple of 4.
 template <int MB, int NT>
 inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint8_t* panel, int k4,
                       std::int32_t (*sums)[NT][kBlockM]) {
@@ -172,11 +173,11 @@ inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint
     __m512i w[MB];
     for (int b = 0; b < MB; ++b)
       w[b] = _mm512_loadu_si512(a + std::size_t(b) * astride + std::size_t(q) * 64);
-    const std::uint8_t* col = panel + std::size_t(q) * NT * 4;
+    const std::uint8_t* col = panel + std::size_t(q / 4) * NT * 16 + std::size_t(q % 4) * 4;
 #pragma GCC unroll 16
     for (int j = 0; j < NT; ++j) {
       std::int32_t x4;
-      std::memcpy(&x4, col + j * 4, 4);
+      std::memcpy(&x4, col + j * 16, 4);
       const __m512i x = _mm512_set1_epi32(x4);
       for (int b = 0; b < MB; ++b) acc[b][j] = _mm512_dpbusd_epi32(acc[b][j], x, w[b]);
     }
@@ -194,10 +195,10 @@ inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint
         const std::int8_t* wq = a + std::size_t(b) * astride + std::size_t(q) * 64;
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq));
         const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + 32));
-        const std::uint8_t* col = panel + std::size_t(q) * NT * 4;
+        const std::uint8_t* col = panel + std::size_t(q / 4) * NT * 16 + std::size_t(q % 4) * 4;
         for (int j = 0; j < 4 && j0 + j < NT; ++j) {
           std::int32_t x4;
-          std::memcpy(&x4, col + (j0 + j) * 4, 4);
+          std::memcpy(&x4, col + (j0 + j) * 16, 4);
           const __m256i x = _mm256_set1_epi32(x4);
           const __m256i ax = _mm256_sign_epi8(x, x);
           acc[j][0] = _mm256_add_epi32(
@@ -222,7 +223,8 @@ inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint
           for (int i = 0; i < 4; ++i)
             s += std::int32_t(a[std::size_t(b) * astride + std::size_t(q) * 64 +
                                 std::size_t(l) * 4 + std::size_t(i)]) *
-                 std::int32_t(std::int8_t(panel[(std::size_t(q) * NT + std::size_t(j)) * 4 +
+                 std::int32_t(std::int8_t(panel[std::size_t(q / 4) * NT * 16 +
+                                                 std::size_t(j) * 16 + std::size_t(q % 4) * 4 +
                                                  std::size_t(i)]));
         sums[b][j][l] = s;
       }
@@ -242,16 +244,48 @@ struct ConvWindow {
 
 /// Bytes of gathered input one thread of conv_gemm needs for K = `k`.
 inline std::size_t panel_bytes(int k) {
-  return std::size_t((k + 3) / 4) * 4 * kTileN * kChunkTiles;
+  return std::size_t((k + 15) / 16) * 16 * kTileN * kChunkTiles;
 }
 
 namespace detail {
 
+/// Where each k (= tap * cin + c) of a group reads: the input row and column offsets of its tap
+/// and its channel's plane offset (from the group's first channel), for the gathers that take one
+/// value at a time.
+struct KTable {
+  std::vector<int> dy, dx;
+  std::vector<std::size_t> plane;
+  std::vector<std::ptrdiff_t> at;  ///< plane + the tap's offset (dy, dx) in the input's layout
+};
+
+inline KTable k_table(const ConvGeometry& geo, int cin, int in_pack, std::size_t cstep_values,
+                      int c_base, int in_w) {
+  const int K = cin * geo.kernel_w * geo.kernel_h;
+  KTable t;
+  t.dy.resize(std::size_t(K));
+  t.dx.resize(std::size_t(K));
+  t.plane.resize(std::size_t(K));
+  t.at.resize(std::size_t(K));
+  for (int k = 0; k < K; ++k) {
+    const int tap = k / cin, c = c_base + k % cin;
+    t.dy[std::size_t(k)] = (tap / geo.kernel_w) * geo.dilation_h;
+    t.dx[std::size_t(k)] = (tap % geo.kernel_w) * geo.dilation_w;
+    t.plane[std::size_t(k)] = std::size_t(c / in_pack) * cstep_values + std::size_t(c % in_pack);
+    t.at[std::size_t(k)] =
+        std::ptrdiff_t(t.plane[std::size_t(k)]) +
+        (std::ptrdiff_t(t.dy[std::size_t(k)]) * in_w + t.dx[std::size_t(k)]) * in_pack;
+  }
+  return t;
+}
+
 /// Gathers pixels n0 .. n0 + kTileN of group g's input (cin channels from channel g * cin) into
-/// panel [k4][kTileN][4]; pixels past n_total and k past K read 0.
+/// panel [k / 16][kTileN][16]; pixels past n_total and k past K read 0. Whole packs of 16
+/// channels (or 4) are one 16-byte (4-byte) copy per pixel and tap; other inputs go value by
+/// value through `table` (k_table of the group).
 template <int InPack>
-void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, int cin,
-                 int k4, std::size_t n0, std::size_t n_total, std::uint8_t* panel) {
+void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, int cin, int k4,
+                 std::size_t n0, std::size_t n_total, const KTable& table,
+                 std::uint8_t* panel) {
   const ConvGeometry& geo = win.g;
   const int maxk = geo.kernel_w * geo.kernel_h;
   const int K = cin * maxk;
@@ -266,57 +300,91 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
     ix0[j] = ox * geo.stride_w - win.pad_left;
   }
   const std::uint8_t padb = gathered(win.pad);
-  const std::uint32_t pad4 = std::uint32_t(padb) * 0x01010101u;
   const int c_base = g * cin;
-  if (InPack % 4 == 0 && cin % 4 == 0 && c_base % 4 == 0) {
-    // Four channels of one tap at a time, one 32-bit read.
-    for (int q = 0; q < k4; ++q) {
-      const int k = q * 4, tap = k / cin, c = c_base + k % cin;
+  const int units = k4 / 4;  // 16-value units of the panel
+  auto at = [&](int j, int dy, int dx) -> const i8* {  // null: outside the input
+    const int iy = iy0[j] + dy, ix = ix0[j] + dx;
+    if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) return nullptr;
+    return in.data + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * InPack;
+  };
+  if (InPack == 16 && cin % 16 == 0 && c_base % 16 == 0) {
+    // A unit is one pack of one tap: 16 bytes per pixel.
+    for (int u = 0; u < units; ++u) {
+      const int k = u * 16, tap = k / cin, c = c_base + k % cin;
       const int dy = (tap / geo.kernel_w) * geo.dilation_h;
       const int dx = (tap % geo.kernel_w) * geo.dilation_w;
-      const i8* plane = in.channel(c / InPack) + c % InPack;
-      std::uint32_t* dst = reinterpret_cast<std::uint32_t*>(panel + std::size_t(q) * kTileN * 4);
+      const std::size_t plane = std::size_t(c / InPack) * in.cstep * InPack;
+      std::uint8_t* dst = panel + std::size_t(u) * kTileN * 16;
       for (int j = 0; j < kTileN; ++j) {
-        const int iy = iy0[j] + dy, ix = ix0[j] + dx;
-        std::uint32_t v = 0;
-        if (!ok[j]) {
-          v = 0;
-        } else if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) {
-          v = pad4;
+        const i8* src = ok[j] ? at(j, dy, dx) : nullptr;
+        std::uint8_t bytes[16];
+        if (src) {
+          std::memcpy(bytes, src + plane, 16);
+          for (int b = 0; b < 16; ++b) bytes[b] = gathered(std::int8_t(bytes[b]));
         } else {
-          std::memcpy(&v, plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * InPack,
-                      4);
-          v = gathered4(v);
+          std::memset(bytes, ok[j] ? padb : 0, 16);
         }
-        std::memcpy(dst + j, &v, 4);
+        std::memcpy(dst + j * 16, bytes, 16);
       }
     }
     return;
   }
-  for (int q = 0; q < k4; ++q)
-    for (int i = 0; i < 4; ++i) {
-      const int k = q * 4 + i;
-      std::uint8_t* dst = panel + std::size_t(q) * kTileN * 4 + std::size_t(i);
+  if (InPack % 4 == 0 && cin % 4 == 0 && c_base % 4 == 0) {
+    // Four channels of one tap: one 32-bit read per pixel.
+    for (int q = 0; q < k4; ++q) {
+      std::uint8_t* dst = panel + std::size_t(q / 4) * kTileN * 16 + std::size_t(q % 4) * 4;
+      const int k = q * 4;
       if (k >= K) {
-        for (int j = 0; j < kTileN; ++j) dst[j * 4] = 0;
+        for (int j = 0; j < kTileN; ++j) std::memset(dst + j * 16, 0, 4);
         continue;
       }
       const int tap = k / cin, c = c_base + k % cin;
       const int dy = (tap / geo.kernel_w) * geo.dilation_h;
       const int dx = (tap % geo.kernel_w) * geo.dilation_w;
-      const i8* plane = in.channel(c / InPack) + c % InPack;
+      const std::size_t plane = std::size_t(c / InPack) * in.cstep * InPack + std::size_t(c % InPack);
       for (int j = 0; j < kTileN; ++j) {
-        const int iy = iy0[j] + dy, ix = ix0[j] + dx;
-        std::uint8_t v = 0;
-        if (!ok[j])
-          v = 0;
-        else if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w)
-          v = padb;
-        else
-          v = gathered(plane[(std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * InPack]);
-        dst[j * 4] = v;
+        const i8* src = ok[j] ? at(j, dy, dx) : nullptr;
+        std::uint32_t v = ok[j] ? std::uint32_t(padb) * 0x01010101u : 0u;
+        if (src) {
+          std::memcpy(&v, src + plane, 4);
+          v = gathered4(v);
+        }
+        std::memcpy(dst + j * 16, &v, 4);
       }
     }
+    return;
+  }
+  // Pixels whose whole window lies inside the input read every k at a fixed offset from their
+  // window's corner; the others check each k.
+  const int ext_w = (geo.kernel_w - 1) * geo.dilation_w, ext_h = (geo.kernel_h - 1) * geo.dilation_h;
+  bool inside[kTileN];
+  for (int j = 0; j < kTileN; ++j) {
+    inside[j] = ok[j] && iy0[j] >= 0 && iy0[j] + ext_h < in.h && ix0[j] >= 0 &&
+                ix0[j] + ext_w < in.w;
+    if (!inside[j]) continue;
+    const i8* corner =
+        in.data + (std::size_t(iy0[j]) * std::size_t(in.w) + std::size_t(ix0[j])) * InPack;
+    for (int k = 0; k < K; ++k)
+      panel[std::size_t(k / 16) * kTileN * 16 + std::size_t(j) * 16 + std::size_t(k % 16)] =
+          gathered(corner[table.at[std::size_t(k)]]);
+    for (int k = K; k < k4 * 4; ++k)
+      panel[std::size_t(k / 16) * kTileN * 16 + std::size_t(j) * 16 + std::size_t(k % 16)] = 0;
+  }
+  for (int k = 0; k < k4 * 4; ++k) {
+    std::uint8_t* dst = panel + std::size_t(k / 16) * kTileN * 16 + std::size_t(k % 16);
+    if (k >= K) {
+      for (int j = 0; j < kTileN; ++j)
+        if (!inside[j]) dst[j * 16] = 0;
+      continue;
+    }
+    const int dy = table.dy[std::size_t(k)], dx = table.dx[std::size_t(k)];
+    const std::size_t plane = table.plane[std::size_t(k)];
+    for (int j = 0; j < kTileN; ++j) {
+      if (inside[j]) continue;
+      const i8* src = ok[j] ? at(j, dy, dx) : nullptr;
+      dst[j * 16] = src ? gathered(src[plane]) : ok[j] ? padb : 0;
+    }
+  }
 }
 
 }  // namespace detail
@@ -338,6 +406,12 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
   const int mpairs = (mblocks + 1) / 2;
   const std::size_t astride = std::size_t(w.k4) * 64;
   const std::size_t tile_bytes = std::size_t(w.k4) * kTileN * 4;
+  // Value-by-value gathers (channels not in whole packs of 4): each group's k -> input offsets.
+  std::vector<detail::KTable> tables;
+  if (!(InPack % 4 == 0 && cin % 4 == 0))
+    for (int g = 0; g < w.groups; ++g)
+      tables.push_back(detail::k_table(win.g, cin, InPack, in.cstep * InPack, g * cin, in.w));
+  const detail::KTable empty_table;
   const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) *
                                                      n_total * std::size_t(w.groups) / 4)
                           ? num_threads
@@ -360,6 +434,7 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
     const std::size_t t0 = chunk * kChunkTiles, t1 = std::min(ntiles, t0 + kChunkTiles);
     for (std::size_t t = t0; t < t1; ++t)
       detail::gather_tile<InPack>(in, win, g, cin, w.k4, t * kTileN, n_total,
+                                  tables.empty() ? empty_table : tables[std::size_t(g)],
                                   panel + (t - t0) * tile_bytes);
     const int p0 = mpairs * part / mparts, p1 = mpairs * (part + 1) / mparts;
     for (int pair = p0; pair < p1; ++pair) {

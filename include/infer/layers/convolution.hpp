@@ -217,8 +217,25 @@ struct Convolution {
     if (quantized()) {
       INFER_TRY(detail::check_int8_scales(int8, int8_scale_term, std::size_t(num_output),
                                           "Convolution"));
-      const std::vector<std::int8_t> q = detail::quantized_weights(weight_data, int8);
-      int8.packed = kernels::int8::pack_weights(q.data(), 1, num_output, cin, maxk);
+      std::vector<std::int8_t> q = detail::quantized_weights(weight_data, int8);
+      // A stem of a few unpacked channels (3 of an image): padded to a multiple of 4 with zero
+      // weights, so that its gather reads four channels of a pixel at once.
+      int8.padded_channels = pack == 1 && cin % 4 != 0 && cin < 16 ? (cin + 3) / 4 * 4 : 0;
+      if (int8.padded_channels) {
+        const int c4 = int8.padded_channels;
+        std::vector<std::int8_t> padded(std::size_t(num_output) * std::size_t(c4 * maxk), 0);
+        for (int o = 0; o < num_output; ++o)
+          for (int c = 0; c < cin; ++c)
+            for (int k = 0; k < maxk; ++k)
+              padded[(std::size_t(o) * std::size_t(c4) + std::size_t(c)) * std::size_t(maxk) +
+                     std::size_t(k)] =
+                  q[(std::size_t(o) * std::size_t(cin) + std::size_t(c)) * std::size_t(maxk) +
+                    std::size_t(k)];
+        q = std::move(padded);
+      }
+      int8.packed = kernels::int8::pack_weights(q.data(), 1, num_output,
+                                                int8.padded_channels ? int8.padded_channels : cin,
+                                                maxk);
       detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
       int8.prepared_pack = 1;
       prepared_pack = pack;
@@ -336,7 +353,8 @@ struct Convolution {
   }
 
   /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
-  /// Pack; `top` int8_output_type() at pack_for(num_output, Pack).
+  /// Pack; `top` int8_output_type() at the pack `top` already holds (a plan's buffer: the composer
+  /// gives a quantized layer's output the widest pack), else at pack_for(num_output, Pack).
   template <int Pack, class Act>
   Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
     if (int8.prepared_pack == 0 || int8.scale_in.empty())
@@ -354,9 +372,9 @@ struct Convolution {
     if (!c.ok()) return make_error("Convolution: input {}: {}", bottom.describe(), c.error);
     auto in = detail::int8_input(bottom, int8, opt, "Convolution");
     if (!in.ok()) return in.error();
-    const int out_pack = pack_for(num_output, Pack);
-    INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), int8_output_type(), out_pack,
-                         opt.blob_alloc()));
+    const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
+    const int out_pack = detail::int8_out_pack(top, out_shape, int8_output_type(), Pack);
+    INFER_TRY(top.create(out_shape, int8_output_type(), out_pack, opt.blob_alloc()));
     const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
     Mat workspace;
     INFER_TRY(workspace.create(
@@ -371,17 +389,25 @@ struct Convolution {
         plan.outh,
         float2int8(pad_value * int8.bottom_scale)};
     const kernels::int8::Epilogue e = detail::epilogue_of(int8, int8.packed.comp.data());
-    const auto src = in.value().template view<i8, Pack>();
     auto* ws = static_cast<std::uint8_t*>(workspace.data());
-    detail::with_pack<Pack>(out_pack, [&](auto op) {
-      constexpr int OutPack = decltype(op)::value;
-      if (int8_scale_term > 100)
-        kernels::int8::conv_gemm<i8, Pack, OutPack>(src, top.view<i8, OutPack>(), int8.packed, win,
-                                                    e, act, ws, threads);
-      else
-        kernels::int8::conv_gemm<float, Pack, OutPack>(src, top.view<float, OutPack>(),
-                                                       int8.packed, win, e, act, ws, threads);
-    });
+    auto run = [&]<int InPack>(const MatView<i8, InPack>& src) {
+      detail::with_pack<16>(out_pack, [&](auto op) {
+        constexpr int OutPack = decltype(op)::value;
+        if (int8_scale_term > 100)
+          kernels::int8::conv_gemm<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), int8.packed,
+                                                        win, e, act, ws, threads);
+        else
+          kernels::int8::conv_gemm<float, InPack, OutPack>(src, top.view<float, OutPack>(),
+                                                           int8.packed, win, e, act, ws, threads);
+      });
+    };
+    if (Pack == 1 && int8.padded_channels) {
+      auto padded = detail::int8_pad_channels(in.value(), int8.padded_channels, opt);
+      if (!padded.ok()) return padded.error();
+      run(padded.value().template view<i8, 4>());
+    } else {
+      run(in.value().template view<i8, Pack>());
+    }
     return {};
   }
 

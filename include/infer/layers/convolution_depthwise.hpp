@@ -407,9 +407,11 @@ struct ConvolutionDepthWise {
     if (!c.ok()) return make_error("{}: input {}: {}", who, bottom.describe(), c.error);
     auto in = detail::int8_input(bottom, int8, opt, who);
     if (!in.ok()) return in.error();
-    const int out_pack = pack_for(num_output, Pack);
-    INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), int8_output_type(), out_pack,
-                         opt.blob_alloc()));
+    const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
+    // Depthwise writes the input's pack; grouped, any (as the top buffer holds).
+    const int out_pack = depthwise() ? Pack
+                                     : detail::int8_out_pack(top, out_shape, int8_output_type(), Pack);
+    INFER_TRY(top.create(out_shape, int8_output_type(), out_pack, opt.blob_alloc()));
     const kernels::int8::ConvWindow win{geometry(),  plan.pads.left, plan.pads.top,
                                         plan.outw,   plan.outh,
                                         float2int8(pad_value * int8.bottom_scale)};
@@ -433,7 +435,7 @@ struct ConvolutionDepthWise {
         ElemType::i8, 1, opt.workspace_alloc()));
     const kernels::int8::Epilogue e = detail::epilogue_of(int8, int8.packed.comp.data());
     auto* ws = static_cast<std::uint8_t*>(workspace.data());
-    detail::with_pack<Pack>(out_pack, [&](auto op) {
+    detail::with_pack<16>(out_pack, [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
       if (requant)
         kernels::int8::conv_gemm<i8, Pack, OutPack>(src, top.view<i8, OutPack>(), int8.packed, win,

@@ -41,6 +41,9 @@ struct Int8Part {
   std::vector<float> scale_in{}, bias{};  ///< epilogue factors by slot
   std::vector<std::int32_t> zero_comp{};  ///< the depthwise epilogue's (no compensation)
   int prepared_pack = 0;                  ///< the depthwise layout's pack; 1 for the GEMM
+  /// A few unpacked input channels (a 3-channel stem) padded to this many (a multiple of 4,
+  /// zero weights) and read at pack 4, four channels of a pixel at once; 0 otherwise.
+  int padded_channels = 0;
 };
 
 /// Reads the scales that follow the weights (and bias) in ncnn's order: `weight_count` weight
@@ -125,6 +128,35 @@ inline Result<Mat> int8_input(const Mat& bottom, const Int8Part& q, const Option
   INFER_TRY(out.create(f32.shape(), ElemType::i8, f32.elempack(), opt.workspace_alloc()));
   const float scale[1] = {q.bottom_scale};
   infer::detail::cast_channels<float, std::int8_t>(f32, out, scale, opt.num_threads);
+  return out;
+}
+
+/// The pack a quantized layer writes `shape` (of `type`) at: the pack of `top` where it already
+/// holds that shape and type (a plan's buffer, at the widest pack the channels allow), else
+/// pack_for(channels, in_pack).
+inline int int8_out_pack(const Mat& top, const Shape& shape, ElemType type, int in_pack) {
+  if (!top.empty() && top.shape() == shape && top.type() == type) {
+    const int p = top.elempack();
+    if ((p == 1 || p == 4 || p == 8 || p == 16) && shape.c % p == 0) return p;
+  }
+  return pack_for(shape.c, in_pack);
+}
+
+/// `in` (int8, pack 1, c channels) as `channels` (a multiple of 4, >= c) channels at pack 4, the
+/// added ones 0, in workspace memory.
+inline Result<Mat> int8_pad_channels(const Mat& in, int channels, const Option& opt) {
+  const Shape s = in.shape();
+  Mat out;
+  INFER_TRY(out.create(Shape::of(s.w, s.h, channels), ElemType::i8, 4, opt.workspace_alloc()));
+  const std::size_t plane = std::size_t(s.w) * std::size_t(s.h);
+  for (int g = 0; g < channels / 4; ++g) {
+    auto* dst = static_cast<std::int8_t*>(out.channel_data(g));
+    for (int l = 0; l < 4; ++l) {
+      const int c = g * 4 + l;
+      const auto* src = c < s.c ? static_cast<const std::int8_t*>(in.channel_data(c)) : nullptr;
+      for (std::size_t i = 0; i < plane; ++i) dst[i * 4 + std::size_t(l)] = src ? src[i] : 0;
+    }
+  }
   return out;
 }
 
