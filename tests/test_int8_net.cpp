@@ -72,6 +72,11 @@ TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
                 {"resnet50_int8", 224, "fc1000", 2e-2},
                 {"vgg16_int8", 224, "fc8", 8e-2}};
   for (const auto& m : models) {
+#ifdef INFER_TEST_SANITIZED
+    // The sanitizer build runs the two smaller networks (vgg16's 138 M weights take minutes there).
+    if (std::string_view(m.name) != "squeezenet_int8" && std::string_view(m.name) != "resnet18_int8")
+      continue;
+#endif
     CAPTURE(m.name);
     infer::Option opt;
     opt.num_threads = 2;
