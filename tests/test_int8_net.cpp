@@ -1,6 +1,6 @@
 // ncnn's int8 benchmark networks through infer::Net against ncnn's own outputs (tests/data/ncnn_int8,
 // README there): the same random weights (ncnn_weights' scheme, regenerated bit for bit), the same
-// input, logits within 2e-2 of ncnn's largest (two networks excepted, see below). The plans: int8 layers at i8, quantize steps only
+// input, logits within 2e-2 of ncnn's largest (mobilenet_int8 excepted, see below). The plans: int8 layers at i8, quantize steps only
 // where a float blob meets an int8 layer, int8 blobs passed on (a requantizing convolution into the
 // next, through Split) without a dequantize; and the composer's placement on small graphs.
 #include <catch2/catch.hpp>
@@ -22,6 +22,9 @@ std::filesystem::path model_path(const std::string& name) {
   return std::filesystem::path(INFER_MODELS_DIR) / (name + ".param");
 }
 
+/// sinf through a pointer the optimizer cannot see through.
+float (*volatile kSinf)(float) = [](float x) { return std::sin(x); };
+
 /// ncnn_run's input: sin(i * 0.001) * 0.5 + 0.5 over channel, row, column.
 infer::Mat ncnn_run_input(int c, int h, int w) {
   infer::Mat m;
@@ -29,7 +32,13 @@ infer::Mat ncnn_run_input(int c, int h, int w) {
   long k = 0;
   for (int q = 0; q < c; ++q) {
     float* p = static_cast<float*>(m.channel(q).data());
-    for (int i = 0; i < w * h; ++i) p[i] = std::sin(float(k++) * 0.001f) * 0.5f + 0.5f;
+    for (int i = 0; i < w * h; ++i) {
+      // libm's sinf, called value by value as ncnn_run calls it: a vectorized loop would take
+      // glibc's SIMD sinf (declared for OpenMP builds), which differs in the last bits and moves
+      // inputs across quantization steps.
+      const float s = kSinf(float(k++) * 0.001f);
+      p[i] = s * 0.5f + 0.5f;
+    }
   }
   return m;
 }
@@ -54,13 +63,11 @@ std::string plan_of(const infer::Net& net, const infer::Mat& in, std::string_vie
 }  // namespace
 
 TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
-  // Within 2e-2, except where ncnn's own first layer strays from its int8 rules: on this input
-  // ncnn's x86 kernels give 234 of vgg16_int8's conv1_1 outputs (of 3.2 M) and 35 of
-  // mobilenet_int8's conv1 outputs (of 0.4 M) one step off the value the rules give (e.g. exact
-  // 9.72 stored as 9; infer stores 10, as a hand computation of the rule does), and these networks
-  // requantize through 13 layers of random weights, which amplify the difference (vgg16: 1.2% of
-  // the largest value after conv1_2, 7.8% at conv3_3). Measured: squeezenet 5.2e-4, resnet18
-  // 1.7e-3, resnet50 4.0e-3, mobilenet 3.1e-2, vgg16 6.9e-2.
+  // Within 2e-2 but mobilenet_int8: its first depthwise layer requantizes 3 of 0.4 M values one
+  // step away from ncnn's (values on a rounding boundary, where the order of ncnn's depthwise
+  // epilogue differs from infer's one fused multiply-add), and 13 requantizing layers of random
+  // weights amplify that to 3.1e-2 of the largest logit. The others agree to float rounding
+  // (vgg16_int8 bit for bit).
   const struct {
     const char* name;
     int size;
@@ -70,7 +77,7 @@ TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
                 {"mobilenet_int8", 224, "fc7", 4e-2},
                 {"resnet18_int8", 224, "fc1000", 2e-2},
                 {"resnet50_int8", 224, "fc1000", 2e-2},
-                {"vgg16_int8", 224, "fc8", 8e-2}};
+                {"vgg16_int8", 224, "fc8", 2e-2}};
   for (const auto& m : models) {
 #ifdef INFER_TEST_SANITIZED
     // The sanitizer build runs the two smaller networks (vgg16's 138 M weights take minutes there).

@@ -216,10 +216,19 @@ class NcnnRandomWeights final : public ModelBin {
     return e.scalar.kind == ParamValue::float_value ? int(e.scalar.f) : e.scalar.i;
   }
 
+  /// std::uniform_real_distribution<float>(lo, hi) of libstdc++ on the std::mt19937, as the
+  /// tool's baseline x86-64 build computes it: u = float(rng()) / 2^32 (below 1), then
+  /// u * (hi - lo) + lo rounded after the product. Written out so that a build with FMA does not
+  /// fuse the product and the sum, which moves values by an ulp.
   std::vector<float> draw(std::size_t count, float lo, float hi) {
-    std::uniform_real_distribution<float> d(lo, hi);
+    const float span = hi - lo;
     std::vector<float> v(count);
-    for (float& x : v) x = d(rng_);
+    for (float& x : v) {
+      float u = float(rng_()) / 4294967296.0f;
+      if (u >= 1.f) u = std::nextafter(1.f, 0.f);
+      volatile float product = u * span;
+      x = product + lo;
+    }
     return v;
   }
 
