@@ -150,8 +150,7 @@ void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what) {
     for (int pack : {1, 4, 8, 16}) {
       if (q.cin % pack != 0) continue;
       if constexpr (requires { layer.group; })
-        if (layer.group > 1 && layer.group < q.cin && (q.cin / layer.group) % pack != 0 &&
-            pack > 1)
+        if (layer.group > 1 && layer.group < q.cin && (q.cin / layer.group) % pack != 0 && pack > 1)
           continue;
       Option opt;
       REQUIRE(layer.prepare(ElemType::i8, pack, opt).ok());
@@ -244,13 +243,13 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
     int cin, cout, k, stride, dil, pad, w, h, kh = 0, stride_h = 0;
   };
   const Case cases[] = {
-      {16, 32, 1, 1, 1, 0, 7, 5},       // 1x1 stride 1, two whole blocks
-      {12, 20, 3, 1, 1, 1, 9, 6},       // 3x3, a partial block
-      {3, 24, 3, 2, 1, 1, 11, 9},       // a 3-channel stem, stride 2
-      {8, 17, 5, 1, 2, 2, 10, 10},      // dilated 5x5, 17 outputs
+      {16, 32, 1, 1, 1, 0, 7, 5},         // 1x1 stride 1, two whole blocks
+      {12, 20, 3, 1, 1, 1, 9, 6},         // 3x3, a partial block
+      {3, 24, 3, 2, 1, 1, 11, 9},         // a 3-channel stem, stride 2
+      {8, 17, 5, 1, 2, 2, 10, 10},        // dilated 5x5, 17 outputs
       {32, 48, 1, 1, 1, 0, 13, 7, 3, 2},  // 1 x 3 kernel, strides 1 x 2, three blocks
-      {64, 130, 1, 1, 1, 0, 1, 1},      // a 1x1 map, 9 blocks (the last of 2 channels)
-      {16, 16, 3, 1, 1, 1, 26, 3},      // several chunks of pixel tiles
+      {64, 130, 1, 1, 1, 0, 1, 1},        // a 1x1 map, 9 blocks (the last of 2 channels)
+      {16, 16, 3, 1, 1, 1, 26, 3},        // several chunks of pixel tiles
   };
   const ActivationParam acts[] = {{}, {1, {0.f, 0.f}}, {2, {0.1f, 0.f}}, {3, {-1.f, 2.f}}};
   unsigned seed = 11;
@@ -279,13 +278,13 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
     int cin, cout, group, k, stride, pad, w, h, term;
   };
   const Case cases[] = {
-      {24, 24, 24, 3, 1, 1, 9, 7, 101},   // per-channel scales, requantized
-      {32, 32, 32, 3, 2, 1, 11, 8, 1},    // stride 2
-      {16, 16, 16, 5, 1, 2, 7, 6, 102},   // one scale for all, 5x5
-      {48, 48, 48, 3, 1, 0, 4, 4, 2},     // no pad
-      {12, 18, 3, 3, 1, 1, 8, 5, 1},      // grouped: 4 in, 6 out a group
-      {32, 64, 2, 1, 1, 0, 6, 6, 101},    // grouped 1x1, 16 in and 32 out a group
-      {24, 24, 3, 3, 2, 1, 9, 9, 2},      // grouped 8 x 8, stride 2
+      {24, 24, 24, 3, 1, 1, 9, 7, 101},  // per-channel scales, requantized
+      {32, 32, 32, 3, 2, 1, 11, 8, 1},   // stride 2
+      {16, 16, 16, 5, 1, 2, 7, 6, 102},  // one scale for all, 5x5
+      {48, 48, 48, 3, 1, 0, 4, 4, 2},    // no pad
+      {12, 18, 3, 3, 1, 1, 8, 5, 1},     // grouped: 4 in, 6 out a group
+      {32, 64, 2, 1, 1, 0, 6, 6, 101},   // grouped 1x1, 16 in and 32 out a group
+      {24, 24, 3, 3, 2, 1, 9, 9, 2},     // grouped 8 x 8, stride 2
   };
   unsigned seed = 101;
   for (const Case& c : cases) {
@@ -424,16 +423,14 @@ TEST_CASE("int8 layers read their scales in ncnn's order, weights f32 or int8-ta
     REQUIRE(top.type() == ElemType::i8);
     for (int oc = 0; oc < 4; ++oc) {
       const int sum = q[2 * oc] * 1 + q[2 * oc + 1] * 2;
-      const float v = std::fma(float(sum), 1.f / (42.f * ws[std::size_t(oc)]), bias[std::size_t(oc)]);
+      const float v =
+          std::fma(float(sum), 1.f / (42.f * ws[std::size_t(oc)]), bias[std::size_t(oc)]);
       CHECK(static_cast<const std::int8_t*>(top.channel_data(oc))[0] == float2int8(v * 10.f));
     }
   }
   SECTION("ConvolutionDepthWise term 2: one weight scale for every group") {
-    ConvolutionDepthWise d{.num_output = 4,
-                           .kernel_w = 1,
-                           .weight_data_size = 4,
-                           .group = 4,
-                           .int8_scale_term = 2};
+    ConvolutionDepthWise d{
+        .num_output = 4, .kernel_w = 1, .weight_data_size = 4, .group = 4, .int8_scale_term = 2};
     infer::io::ModelBinFromArrays mb({{1.f, 2.f, 3.f, 4.f}, {31.75f}, {5.f}});
     REQUIRE(d.load(mb).ok());
     CHECK(d.int8.weight_scales == std::vector<float>(4, 31.75f));

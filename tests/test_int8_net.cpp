@@ -1,8 +1,9 @@
-// ncnn's int8 benchmark networks through infer::Net against ncnn's own outputs (tests/data/ncnn_int8,
-// README there): the same random weights (ncnn_weights' scheme, regenerated bit for bit), the same
-// input, logits within 2e-2 of ncnn's largest (mobilenet_int8 excepted, see below). The plans: int8 layers at i8, quantize steps only
-// where a float blob meets an int8 layer, int8 blobs passed on (a requantizing convolution into the
-// next, through Split) without a dequantize; and the composer's placement on small graphs.
+// ncnn's int8 benchmark networks through infer::Net against ncnn's own outputs
+// (tests/data/ncnn_int8, README there): the same random weights (ncnn_weights' scheme, regenerated
+// bit for bit), the same input, logits within 2e-2 of ncnn's largest (mobilenet_int8 excepted, see
+// below). The plans: int8 layers at i8, quantize steps only where a float blob meets an int8 layer,
+// int8 blobs passed on (a requantizing convolution into the next, through Split) without a
+// dequantize; and the composer's placement on small graphs.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -81,7 +82,8 @@ TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
   for (const auto& m : models) {
 #ifdef INFER_TEST_SANITIZED
     // The sanitizer build runs the two smaller networks (vgg16's 138 M weights take minutes there).
-    if (std::string_view(m.name) != "squeezenet_int8" && std::string_view(m.name) != "resnet18_int8")
+    if (std::string_view(m.name) != "squeezenet_int8" &&
+        std::string_view(m.name) != "resnet18_int8")
       continue;
 #endif
     CAPTURE(m.name);
@@ -96,8 +98,8 @@ TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
     auto out = net.run(in, m.logits);
     INFO((out.ok() ? std::string() : out.message()));
     REQUIRE(out.ok());
-    const std::vector<float> want =
-        read_f32(std::filesystem::path(INFER_TEST_DATA_DIR) / "ncnn_int8" / (std::string(m.name) + ".f32"));
+    const std::vector<float> want = read_f32(std::filesystem::path(INFER_TEST_DATA_DIR) /
+                                             "ncnn_int8" / (std::string(m.name) + ".f32"));
     infer::Mat flat;
     REQUIRE(infer::convert(*out, flat, infer::ElemType::f32, 1, infer::Option{}).ok());
     REQUIRE(flat.shape().total() == want.size());
@@ -133,9 +135,7 @@ TEST_CASE("int8 plans: quantize where float meets int8, int8 blobs passed on", "
       "Eltwise sum 2 1 b b out 0=1\n";
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::filesystem::path path = dir / "infer_int8_plan.param";
-  {
-    std::ofstream(path) << kParam;
-  }
+  { std::ofstream(path) << kParam; }
   infer::Net net;
   REQUIRE(net.load_param(path).ok());
   REQUIRE(net.load_ncnn_random_weights(7).ok());

@@ -62,8 +62,8 @@ infer::Status run(int argc, char** argv) {
       return std::string_view(argv[++i]);
     };
     if (a == "--help" || a == "-h") return infer::make_error("{}", kUsage);
-    if (a == "--calib" || a == "-o" || a == "--shape" || a == "--method" ||
-        a == "--keep-float" || a == "--random-weights" || a == "--threads") {
+    if (a == "--calib" || a == "-o" || a == "--shape" || a == "--method" || a == "--keep-float" ||
+        a == "--random-weights" || a == "--threads") {
       auto v = value();
       if (!v.ok()) return v.error();
       const std::string_view s = *v;
@@ -71,9 +71,12 @@ infer::Status run(int argc, char** argv) {
       if (a == "-o") out = s;
       if (a == "--keep-float") opt.keep_float = split(s);
       if (a == "--method") {
-        if (s == "kl") opt.method = infer::CalibrationMethod::kl;
-        else if (s == "max-abs") opt.method = infer::CalibrationMethod::max_abs;
-        else return infer::make_error("--method: kl or max-abs, got '{}'", s);
+        if (s == "kl")
+          opt.method = infer::CalibrationMethod::kl;
+        else if (s == "max-abs")
+          opt.method = infer::CalibrationMethod::max_abs;
+        else
+          return infer::make_error("--method: kl or max-abs, got '{}'", s);
       }
       if (a == "--shape") {
         for (const std::string& t : split(s)) {
@@ -124,9 +127,8 @@ infer::Status run(int argc, char** argv) {
     auto bytes = read_file(f);
     if (!bytes.ok()) return bytes.error();
     if (bytes->size() != s.total() * sizeof(float))
-      return infer::make_error("{}: {} bytes, --shape {},{},{} needs {}", f.string(),
-                               bytes->size(), shape[0], shape[1], shape[2],
-                               s.total() * sizeof(float));
+      return infer::make_error("{}: {} bytes, --shape {},{},{} needs {}", f.string(), bytes->size(),
+                               shape[0], shape[1], shape[2], s.total() * sizeof(float));
     infer::Mat m(s, infer::ElemType::f32, 1);
     const std::size_t plane = std::size_t(s.w) * s.h;
     for (int c = 0; c < s.c; ++c)

@@ -97,7 +97,8 @@ inline float kl_scale(const std::vector<double>& hist, double width) {
     if (p_sum <= 0) continue;
     std::vector<double> q(std::size_t(i), 0.0);
     for (int j = 0; j < kLevels; ++j) {
-      const int b0 = int(std::int64_t(j) * i / kLevels), b1 = int(std::int64_t(j + 1) * i / kLevels);
+      const int b0 = int(std::int64_t(j) * i / kLevels),
+                b1 = int(std::int64_t(j + 1) * i / kLevels);
       double sum = 0;
       int nonzero = 0;
       for (int k = b0; k < b1; ++k) {
@@ -157,8 +158,7 @@ inline void put_f32(std::vector<std::byte>& bin, std::span<const float> v, bool 
 /// random weights), calibrated on `calibration` (inputs of the network's first Input blob, f32).
 inline Result<QuantizedModel> quantize_model(std::string_view param_text, io::ModelBin& weights,
                                              std::span<const Mat> calibration,
-                                             const QuantizeOptions& opt = {},
-                                             int num_threads = 1) {
+                                             const QuantizeOptions& opt = {}, int num_threads = 1) {
   if (calibration.empty()) return make_error("quantize: no calibration inputs");
   auto parsed = io::parse_param_text(param_text, "<param>");
   if (!parsed.ok()) return parsed.error();
@@ -179,7 +179,10 @@ inline Result<QuantizedModel> quantize_model(std::string_view param_text, io::Mo
     Status s = io::visit_ncnn_layer(file, spec, [&](auto& layer) -> Status {
       using L = std::remove_cvref_t<decltype(layer)>;
       if constexpr (io::LoadsWeights<L>) INFER_TRY(layer.load(rec));
-      if constexpr (requires { layer.int8_scale_term; layer.num_output; }) {
+      if constexpr (requires {
+                      layer.int8_scale_term;
+                      layer.num_output;
+                    }) {
         const bool keep = std::find(opt.keep_float.begin(), opt.keep_float.end(), spec.name) !=
                           opt.keep_float.end();
         constexpr bool conv = std::is_same_v<L, layers::Convolution>;
@@ -198,8 +201,8 @@ inline Result<QuantizedModel> quantize_model(std::string_view param_text, io::Mo
     });
     if (!s.ok()) return make_error("quantize: layer '{}': {}", spec.name, s.message());
     layers[n].buffers = std::move(rec.buffers);
-    if (layers[n].quantize && (layers[n].buffers.empty() ||
-                               layers[n].buffers[0].stored != ElemType::f32))
+    if (layers[n].quantize &&
+        (layers[n].buffers.empty() || layers[n].buffers[0].stored != ElemType::f32))
       layers[n].quantize = false;  // int8 or f16 weights as stored: left as they are
   }
 
@@ -220,7 +223,8 @@ inline Result<QuantizedModel> quantize_model(std::string_view param_text, io::Mo
   for (std::size_t n = 0; n < file.layers.size(); ++n) {
     if (!layers[n].quantize) continue;
     const io::LayerSpec& spec = file.layers[n];
-    if (spec.bottoms.size() != 1) return make_error("quantize: layer '{}' has no single input", spec.name);
+    if (spec.bottoms.size() != 1)
+      return make_error("quantize: layer '{}' has no single input", spec.name);
     blob_of[n] = spec.bottoms[0];
     if (std::find(wanted.begin(), wanted.end(), blob_of[n]) == wanted.end())
       wanted.push_back(blob_of[n]);
