@@ -461,21 +461,24 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
   }
 }
 
-/// out[oc] = epilogue(W x) for one int8 vector x of w.k values (one group), f32 out.
+/// Writes int8 vector x (k values) as gemv reads it into xs (k4 x 4 bytes; k4 a PackedWeights'):
+/// each value as the products take it (gathered()), the padding past k as a zero. xs may be x.
+inline void gather_vector(const std::int8_t* x, int k, int k4, std::uint8_t* xs) {
+  for (int i = 0; i < k4 * 4; ++i) xs[i] = detail::gathered(i < k ? x[i] : std::int8_t(0));
+}
+
+/// out[oc] = epilogue(W x) for one int8 vector of w.k values (one group) in gather_vector's form
+/// `xs`, f32 out.
 template <class Act>
-void gemv(const std::int8_t* x, float* out, const PackedWeights& w, const Epilogue& e,
+void gemv(const std::uint8_t* xs, float* out, const PackedWeights& w, const Epilogue& e,
           const Act& act, int num_threads) {
-  std::vector<std::uint8_t> xs(std::size_t(w.k4) * 4, 0);
-  for (int k = 0; k < w.k; ++k) xs[std::size_t(k)] = detail::gathered(x[k]);
-  if (kVnni)
-    for (int k = w.k; k < w.k4 * 4; ++k) xs[std::size_t(k)] = 0x80;  // zero after the shift
   const int mblocks = w.m_pad / kBlockM;
   const int threads =
       kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) / 4) ? num_threads : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int mb = 0; mb < mblocks; ++mb) {
     alignas(64) std::int32_t sums[1][1][kBlockM];
-    detail::tile_sums<1, 1>(w.block(0, mb), 0, xs.data(), w.k4, sums);
+    detail::tile_sums<1, 1>(w.block(0, mb), 0, xs, w.k4, sums);
     const int m0 = mb * kBlockM;
     const int valid = std::min(kBlockM, w.m - m0);
     alignas(64) float v[kBlockM];

@@ -327,9 +327,6 @@ struct Convolution {
   /// three algorithms with it) even where layers/instances.hpp declares it extern.
   template <StorageElement T, int Pack, class Act>
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
-  /// forward_fused at a float storage type: every algorithm.
-  template <StorageElement T, int Pack, class Act>
-  Status forward_fused_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
 
   /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
   /// its kernels are instantiated. A static graph knows each layer's parameters, so its steps
@@ -375,11 +372,6 @@ struct Convolution {
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
     const int out_pack = detail::int8_out_pack(top, out_shape, int8_output_type(), Pack);
     INFER_TRY(top.create(out_shape, int8_output_type(), out_pack, opt.blob_alloc()));
-    const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
-    Mat workspace;
-    INFER_TRY(workspace.create(
-        Shape::of(int(kernels::int8::panel_bytes(int8.packed.k) * std::size_t(threads))),
-        ElemType::i8, 1, opt.workspace_alloc()));
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::int8::ConvWindow win{
         {w.kernel_w, w.kernel_h, w.dilation_w, w.dilation_h, w.stride_w, w.stride_h},
@@ -388,27 +380,15 @@ struct Convolution {
         plan.outw,
         plan.outh,
         float2int8(pad_value * int8.bottom_scale)};
-    const kernels::int8::Epilogue e = detail::epilogue_of(int8, int8.packed.comp.data());
-    auto* ws = static_cast<std::uint8_t*>(workspace.data());
-    auto run = [&]<int InPack>(const MatView<i8, InPack>& src) {
-      detail::with_pack<16>(out_pack, [&](auto op) {
-        constexpr int OutPack = decltype(op)::value;
-        if (int8_scale_term > 100)
-          kernels::int8::conv_gemm<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), int8.packed,
-                                                        win, e, act, ws, threads);
-        else
-          kernels::int8::conv_gemm<float, InPack, OutPack>(src, top.view<float, OutPack>(),
-                                                           int8.packed, win, e, act, ws, threads);
-      });
-    };
+    const bool requantize = int8_scale_term > 100;
     if (Pack == 1 && int8.padded_channels) {
       auto padded = detail::int8_pad_channels(in.value(), int8.padded_channels, opt);
       if (!padded.ok()) return padded.error();
-      run(padded.value().template view<i8, 4>());
-    } else {
-      run(in.value().template view<i8, Pack>());
+      return detail::run_int8_gemm(padded.value().template view<i8, 4>(), top, int8, win,
+                                   requantize, act, opt);
     }
-    return {};
+    return detail::run_int8_gemm(in.value().template view<i8, Pack>(), top, int8, win, requantize,
+                                 act, opt);
   }
 
  private:
@@ -549,16 +529,8 @@ struct Convolution {
 template <StorageElement T, int Pack, class Act>
 Status Convolution::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
                                   const Act& act) const {
-  if constexpr (std::same_as<T, i8>) {
-    return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
-  } else {
-    return forward_fused_float<T, Pack>(bottom, top, opt, act);
-  }
-}
-
-template <StorageElement T, int Pack, class Act>
-Status Convolution::forward_fused_float(const Mat& bottom, Mat& top, const Option& opt,
-                                        const Act& act) const {
+  // An int8 input has one algorithm; only a float one instantiates the float kernels.
+  if constexpr (std::same_as<T, i8>) return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
   switch (algorithm(Pack)) {
     case Algorithm::int8:
       return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);

@@ -359,9 +359,6 @@ struct ConvolutionDepthWise {
   /// class, not inline (see Convolution::forward_fused).
   template <StorageElement T, int Pack, class Act>
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
-  /// forward_fused at a float storage type: every algorithm.
-  template <StorageElement T, int Pack, class Act>
-  Status forward_fused_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
 
   /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
   /// its kernels are instantiated (a static graph's steps call this).
@@ -428,23 +425,7 @@ struct ConvolutionDepthWise {
                                                    opt.num_threads);
       return {};
     }
-    const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
-    Mat workspace;
-    INFER_TRY(workspace.create(
-        Shape::of(int(kernels::int8::panel_bytes(int8.packed.k) * std::size_t(threads))),
-        ElemType::i8, 1, opt.workspace_alloc()));
-    const kernels::int8::Epilogue e = detail::epilogue_of(int8, int8.packed.comp.data());
-    auto* ws = static_cast<std::uint8_t*>(workspace.data());
-    detail::with_pack<16>(out_pack, [&](auto op) {
-      constexpr int OutPack = decltype(op)::value;
-      if (requant)
-        kernels::int8::conv_gemm<i8, Pack, OutPack>(src, top.view<i8, OutPack>(), int8.packed, win,
-                                                    e, act, ws, threads);
-      else
-        kernels::int8::conv_gemm<float, Pack, OutPack>(src, top.view<float, OutPack>(),
-                                                       int8.packed, win, e, act, ws, threads);
-    });
-    return {};
+    return detail::run_int8_gemm(src, top, int8, win, requant, act, opt);
   }
 
  private:
@@ -603,16 +584,8 @@ struct ConvolutionDepthWise {
 template <StorageElement T, int Pack, class Act>
 Status ConvolutionDepthWise::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
                                            const Act& act) const {
-  if constexpr (std::same_as<T, i8>) {
-    return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
-  } else {
-    return forward_fused_float<T, Pack>(bottom, top, opt, act);
-  }
-}
-
-template <StorageElement T, int Pack, class Act>
-Status ConvolutionDepthWise::forward_fused_float(const Mat& bottom, Mat& top, const Option& opt,
-                                                 const Act& act) const {
+  // An int8 input has one algorithm; only a float one instantiates the float kernels.
+  if constexpr (std::same_as<T, i8>) return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
   switch (algorithm(Pack)) {
     case Algorithm::int8:
       return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);

@@ -220,16 +220,22 @@ struct InnerProduct {
           "InnerProduct: int8 input {} holds {} values, the weights take num_input = {} (one "
           "row: the int8 form does not take a batch of rows)",
           bottom.describe(), s.total(), n);
-    Mat flat;
+    // The input in logical order, quantized, then as the products read it (in place):
+    // temporaries from the workspace allocator.
+    Mat flat, gathered;
     INFER_TRY(flat.create(Shape::of(n), ElemType::f32, 1, opt.workspace_alloc()));
+    INFER_TRY(gathered.create(Shape::of(int8.packed.k4 * 4), ElemType::i8, 1,
+                              opt.workspace_alloc()));
     flatten<T, Pack>(bottom, flat.data_as<float>());
     const float* f = flat.data_as<const float>();
-    std::vector<std::int8_t> x(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < x.size(); ++i)
-      x[i] = std::same_as<T, i8> ? std::int8_t(f[i]) : float2int8(f[i] * int8.bottom_scale);
+    auto* q = gathered.data_as<std::int8_t>();
+    for (int i = 0; i < n; ++i)
+      q[i] = std::same_as<T, i8> ? std::int8_t(f[i]) : float2int8(f[i] * int8.bottom_scale);
+    auto* xs = gathered.data_as<std::uint8_t>();
+    kernels::int8::gather_vector(q, n, int8.packed.k4, xs);
     INFER_TRY(top.create(Shape::of(num_output), ElemType::f32, pack_for(num_output, Pack),
                          opt.blob_alloc()));
-    kernels::int8::gemv(x.data(), top.data_as<float>(), int8.packed,
+    kernels::int8::gemv(xs, top.data_as<float>(), int8.packed,
                         detail::epilogue_of(int8, int8.packed.comp.data()), act, opt.num_threads);
     return {};
   }

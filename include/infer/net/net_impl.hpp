@@ -8,7 +8,6 @@
 #include <infer/graph/compose.hpp>
 #include <infer/io/ncnn_layers.hpp>
 #include <infer/io/param.hpp>
-#include <infer/io/ncnn_random_weights.hpp>
 #include <infer/io/random_weights.hpp>
 #include <infer/net.hpp>
 #include <infer/net/any_layer.hpp>
@@ -263,10 +262,17 @@ INFER_NET_FUNC Status NetBase::load_random_weights(std::uint64_t seed,
 INFER_NET_FUNC Status NetBase::load_ncnn_random_weights(std::uint32_t seed) {
   if (!state_ || state_->layers.empty())
     return make_error("Net::load_ncnn_random_weights: load a .param first");
-  // The bytes ncnn_weights writes, then loaded as any .bin is.
-  auto bin = io::ncnn_random_weights_bin(state_->file, seed);
-  if (!bin.ok()) return make_error("ncnn random weights: {}", bin.message());
-  return load_model(bin.value(), "ncnn random weights");
+  io::NcnnRandomWeights gen(seed);
+  for (std::size_t n = 0; n < state_->layers.size(); ++n) {
+    gen.begin_layer(spec_of(int(n)));
+    Status s = state_->layers[n]->load(gen);
+    if (!s.ok())
+      return make_error("ncnn random weights of layer '{}': {}", spec_of(int(n)).name,
+                        s.message());
+  }
+  state_->weights = true;
+  state_->forget_plans();
+  return {};
 }
 
 INFER_NET_FUNC std::vector<std::string_view> NetBase::input_names() const {

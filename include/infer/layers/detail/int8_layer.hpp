@@ -17,6 +17,7 @@
 #include <infer/element.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/int8.hpp>
+#include <infer/layers/detail/conv_common.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
 #include <infer/status.hpp>
@@ -118,16 +119,13 @@ inline void fill_epilogue(Int8Part& q, int num_output, int groups, int m, int m_
 inline Result<Mat> int8_input(const Mat& bottom, const Int8Part& q, const Option& opt,
                               const char* who) {
   if (bottom.type() == ElemType::i8) return bottom;
-  Mat f32 = bottom;
-  if (bottom.type() != ElemType::f32) {
-    INFER_TRY(cast(bottom, f32, ElemType::f32, opt));
-  }
-  if (f32.type() != ElemType::f32)
-    return make_error("{}: input {} cannot be quantized", who, bottom.describe());
-  Mat out;
-  INFER_TRY(out.create(f32.shape(), ElemType::i8, f32.elempack(), opt.workspace_alloc()));
+  Option ws = opt;  // the quantized copy is the layer's temporary
+  ws.blob_allocator = opt.workspace_alloc();
+  Mat f32 = bottom, out;
+  if (bottom.type() != ElemType::f32) INFER_TRY(cast(bottom, f32, ElemType::f32, ws));
   const float scale[1] = {q.bottom_scale};
-  infer::detail::cast_channels<float, std::int8_t>(f32, out, scale, opt.num_threads);
+  const Status s = cast(f32, out, ElemType::i8, ws, scale);
+  if (!s.ok()) return make_error("{}: quantizing input {}: {}", who, bottom.describe(), s.message());
   return out;
 }
 
@@ -163,6 +161,32 @@ inline Result<Mat> int8_pad_channels(const Mat& in, int channels, const Option& 
 /// The epilogue view of a prepared part (`comp`: the GEMM's compensation, or zeros).
 inline kernels::int8::Epilogue epilogue_of(const Int8Part& q, const std::int32_t* comp) {
   return {q.scale_in.data(), q.bias.data(), comp, q.top_scale};
+}
+
+/// The int8 GEMM of a prepared Convolution or grouped ConvolutionDepthWise: `src` (int8 at
+/// InPack) into `top` (created by the caller: f32, or i8 when `requantize`) at its pack, with the
+/// panel workspace from the workspace allocator.
+template <int InPack, class Act>
+Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q,
+                     const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
+                     const Option& opt) {
+  const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+  Mat workspace;
+  INFER_TRY(workspace.create(
+      Shape::of(int(kernels::int8::panel_bytes(q.packed.k) * std::size_t(threads))),
+      ElemType::i8, 1, opt.workspace_alloc()));
+  const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data());
+  auto* ws = static_cast<std::uint8_t*>(workspace.data());
+  with_pack<16>(top.elempack(), [&](auto op) {
+    constexpr int OutPack = decltype(op)::value;
+    if (requantize)
+      kernels::int8::conv_gemm<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.packed, win, e,
+                                                    act, ws, threads);
+    else
+      kernels::int8::conv_gemm<float, InPack, OutPack>(src, top.view<float, OutPack>(), q.packed,
+                                                       win, e, act, ws, threads);
+  });
+  return {};
 }
 
 }  // namespace infer::layers::detail
