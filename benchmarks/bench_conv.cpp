@@ -8,7 +8,9 @@
 // layers on 7x7 maps (49 pixels: four full register tiles and a narrow one); and the first layers
 // of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The ResNet-50 and VGG-16
 // shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8): GOP/s and the
-// fraction of the measured AVX-512 VNNI (vpdpbusd) peak.
+// fraction of the measured AVX-512 VNNI (vpdpbusd) peak. Every shape again at bf16 storage
+// (.../bf16: on AVX512_BF16 the GEMM and Winograd multiply in bf16 with vdpbf16ps): GFLOP/s in
+// direct-convolution flops and the fraction of the measured vdpbf16ps peak.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -138,6 +140,41 @@ void run_int8(benchmark::State& state, const ConvShape& s) {
   if (peak > 0)
     state.counters["vnni_peak_fraction"] =
         benchmark::Counter(gop / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// The layer of shape `s` with a fused ReLU at bf16 storage (bf16 arithmetic where the CPU and build
+/// have AVX512_BF16; otherwise f32 arithmetic on bf16 values, and no peak fraction is printed).
+template <int Pack>
+void run_bf16_at(benchmark::State& state, const ConvShape& s) {
+  const int threads = int(state.range(0));
+  infer::PoolAllocator pool(infer::default_allocator());
+  Option opt;
+  opt.num_threads = threads;
+  opt.workspace_allocator = &pool;
+  Convolution conv = make_conv(s, 1);
+  if (!conv.prepare(ElemType::bf16, Pack, opt).ok()) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::bf16, Pack);
+  in.fill(0.5f);
+  Mat out;
+  for (auto _ : state) {
+    infer::Status st = conv.forward<infer::bf16, Pack>(in, out, opt);
+    if (!st.ok()) {
+      state.SkipWithError(st.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const double gflop = direct_flops(s) * 1e-9;
+  state.counters["GFLOP_per_s"] =
+      benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  const double peak = infer::bench::fma_peak_gflops(infer::bench::Isa::avx512_bf16, threads);
+  if (peak > 0 && !conv.weight_bf16.empty())
+    state.counters["bf16_peak_fraction"] =
+        benchmark::Counter(gflop / peak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// Conv (ReLU fused when `fused_relu`), or conv then a separate in-place ReLU pass when `split`.
@@ -274,6 +311,16 @@ const bool kRegistered = [] {
     register_threads(
         std::string(s.name) + "/int8", [s](benchmark::State& st) { run_int8(st, s); }, true);
   }
+  for (const ConvShape& s : kShapes)
+    register_threads(
+        std::string(s.name) + "/bf16",
+        [s](benchmark::State& st) {
+          if (s.pack == 1)
+            run_bf16_at<1>(st, s);
+          else
+            run_bf16_at<kPack>(st, s);
+        },
+        true);
   for (const ConvShape& s : {kShapes[0], kShapes[2], kShapes[7]}) {
     const std::string base = s.name;
     register_threads(

@@ -19,11 +19,15 @@ cmake -DLAYERS_DIR="$root/include/infer/layers" -DOUT_DIR="$work/generated" \
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -I"$root/include" -I"$work/generated")
 targets=(fuzz_param fuzz_model_bin fuzz_image)
+# The targets build side by side (one compile each) and run side by side, each for $seconds.
+pids=()
 for t in "${targets[@]}"; do
   echo "fuzz: building $t"
   # fuzz_image links Debian's libpng and libjpeg-turbo (fuzzed upstream, not instrumented here).
-  "$cxx" "${flags[@]}" "$root/fuzz/$t.cpp" -lfmt -lpng -lturbojpeg -o "$work/$t"
+  "$cxx" "${flags[@]}" "$root/fuzz/$t.cpp" -lfmt -lpng -lturbojpeg -o "$work/$t" &
+  pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p"; done
 
 # --- seed corpora ---------------------------------------------------------------------------------
 # Little-endian int32s as raw bytes.
@@ -56,7 +60,8 @@ cp "$root"/fuzz/seeds/* "$image_corpus"/
 
 # --- runs -----------------------------------------------------------------------------------------
 status=0
-for t in "${targets[@]}"; do
+run_one() {
+  local t=$1
   extra=()
   [[ $t == fuzz_param ]] && extra=(-dict="$root/fuzz/param.dict")
   echo "fuzz: running $t"
@@ -71,5 +76,12 @@ for t in "${targets[@]}"; do
   else
     echo "fuzz: $t clean after $((SECONDS - start))s ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$t.log" | grep -o '[0-9]*$' || echo '?') runs)"
   fi
+  return $status
+}
+pids=()
+for t in "${targets[@]}"; do
+  run_one "$t" &
+  pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
 exit $status

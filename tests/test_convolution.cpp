@@ -115,6 +115,29 @@ Convolution with_weights(Convolution c, int cin, unsigned seed = 7) {
   return c;
 }
 
+/// The bf16-storage tolerance of `c` on the tester's inputs (|x| <= 3). On AVX512_BF16 the layer
+/// multiplies in bf16 (kernels/bf16.hpp): each product of rounded weight and input is off by at
+/// most 2^-8 of |w x|, so a GEMM output by at most 2^-8 of S = max over output channels of
+/// (3 sum |w| + |bias|), a bound of every pre-activation output; Winograd also rounds its
+/// transformed inputs and weights, whose sums its output transform scales by up to 8 x 8:
+/// measured (Intel Xeon, AVX512_BF16) up to 6e-2 of the largest output, about 1.5e-2 of S, held
+/// to 3e-2 of S. Plus bf16's default (the output's own rounding). Elsewhere bf16's default.
+infer::test::Tolerance bf16_tolerance(const Convolution& c) {
+  infer::test::Tolerance t = infer::test::default_tolerance(ElemType::bf16);
+  if (!infer::kernels::bf16dot::kAvailable) return t;
+  const std::size_t per = c.weight_data.size() / std::size_t(c.num_output);
+  float bound = 0.f;
+  for (int o = 0; o < c.num_output; ++o) {
+    float sum = 0.f;
+    for (std::size_t i = 0; i < per; ++i) sum += std::fabs(c.weight_data[std::size_t(o) * per + i]);
+    const float b = c.bias_term ? std::fabs(c.bias_data[std::size_t(o)]) : 0.f;
+    bound = std::max(bound, 3.f * sum + b);
+  }
+  const bool winograd = c.uses_winograd(4) || c.uses_winograd(8) || c.uses_winograd(16);
+  t.abs += (winograd ? 3e-2f : 1.05f / 256.f) * bound;
+  return t;
+}
+
 void sweep(const Convolution& c, const std::string& what, const std::vector<Shape>& shapes) {
   LayerTester(c, what)
       .reference([c](const std::vector<RefTensor>& in) {
@@ -122,6 +145,7 @@ void sweep(const Convolution& c, const std::string& what, const std::vector<Shap
       })
       .shapes(shapes)
       .tolerance(ElemType::f32, 1e-4f, 1e-4f)
+      .tolerance(ElemType::bf16, bf16_tolerance(c))
       .run();
 }
 
@@ -141,6 +165,7 @@ void sweep_winograd(const Convolution& c, const std::string& what,
       })
       .shapes(shapes)
       .tolerance(ElemType::f32, kWinogradAbs, kWinogradRel)
+      .tolerance(ElemType::bf16, bf16_tolerance(c))
       .run();
 }
 
@@ -487,6 +512,7 @@ TEST_CASE("Convolution fold_affine equals convolution then affine", "[layer][con
         })
         .shapes({Shape::of(5, 4, 8)})
         .tolerance(ElemType::f32, 1e-4f, 1e-4f)
+        .tolerance(ElemType::bf16, bf16_tolerance(folded))
         .run();
   }
   Convolution c = with_weights({.num_output = 4, .kernel_w = 1}, 4);

@@ -5,7 +5,8 @@
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
 //               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--spin-us N]
-//               [--fp16-weights] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]
+//               [--fp16-weights] [--bf16 | --bf16-vs-f32] [--ncnn BENCHNCNN [--rounds N]]
+//               [MODEL...]
 //
 // On a GPU the warm-up runs go on for at least a second (clocks that boost only under sustained
 // load); --loops of a few hundred keep them there while timing.
@@ -15,6 +16,10 @@
 //
 // --fp16-weights stores InnerProduct weights as f16 (Option::fp16_weights), as ncnn's x86 build
 // does by default where the CPU has F16C.
+//
+// --bf16 multiplies in bf16 (Option::bf16_arithmetic: Convolution and InnerProduct on AVX512_BF16's
+// vdpbf16ps, f32 sums and storage). --bf16-vs-f32 times each model both ways, alternating f32 and
+// bf16 runs for --rounds rounds, and prints each side's best, median and spread and the ratio.
 //
 // --ncnn BENCHNCNN runs ncnn's benchncnn binary on the same models (param=FILE shape=[w,h,c]),
 // the same threads, loops and device, alternating with infer's own run of each model, for
@@ -36,6 +41,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <infer/net.hpp>
+#include <infer/kernels/bf16.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -298,6 +304,7 @@ infer::Result<double> bench_callers(const std::filesystem::path& param, int call
 int main(int argc, char** argv) {
   int threads = 1, loops = 8, warmup = 4, callers = 0, rounds = 3;
   bool profile = false;
+  bool bf16_vs_f32 = false;
   std::string ncnn;
   infer::graph::Target target;
   infer::Option base;
@@ -324,6 +331,10 @@ int main(int argc, char** argv) {
       number(base.vulkan_spin_us, 0, 10000000);
     } else if (arg == "--fp16-weights") {
       base.fp16_weights = true;
+    } else if (arg == "--bf16") {
+      base.bf16_arithmetic = true;
+    } else if (arg == "--bf16-vs-f32") {
+      bf16_vs_f32 = true;
     } else if (arg == "--rounds") {
       number(rounds, 1, 100);
     } else if (arg == "--ncnn" && i + 1 < argc) {
@@ -349,7 +360,8 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
                  "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
-                 "[--spin-us N] [--fp16-weights] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
+                 "[--spin-us N] [--fp16-weights] [--bf16 | --bf16-vs-f32] "
+                 "[--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);
@@ -388,6 +400,45 @@ int main(int argc, char** argv) {
   }
 
   const bool gpu = target.device == infer::graph::Device::vulkan;
+  if (bf16_vs_f32) {
+    // Side by side: per round, each model in f32 arithmetic, then in bf16.
+    if (gpu || !infer::kernels::bf16dot::kAvailable) {
+      fmt::print(stderr, "infer-bench: --bf16-vs-f32 needs the CPU and a build with AVX512_BF16 "
+                         "(this one has {})\n",
+                 infer::kernels::bf16dot::kAvailable ? "it" : "no AVX512_BF16");
+      return 2;
+    }
+    fmt::print("infer-bench: CPU, f32 against bf16 arithmetic (Option::bf16_arithmetic), {} "
+               "thread(s), {} loop(s) after {} warm-up run(s), {} interleaved round(s); ms, each "
+               "side's minimum per round\n",
+               threads, loops, warmup, rounds);
+    std::vector<Rounds> f32s(models.size()), bf16s(models.size());
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t k = 0; k < models.size(); ++k)
+        for (const bool use_bf16 : {false, true}) {
+          std::filesystem::path path = models[k];
+          if (path.extension() != ".param")
+            path = std::filesystem::path(dir) / (models[k] + ".param");
+          infer::Option opt = base;
+          opt.bf16_arithmetic = use_bf16;
+          auto t = bench(path, threads, warmup, loops, false, target, opt);
+          if (!t.ok()) {
+            fmt::print(stderr, "infer-bench: {}: {}\n", path.stem().string(), t.message());
+            return 1;
+          }
+          (use_bf16 ? bf16s : f32s)[k].mins.push_back(t->min);
+        }
+    fmt::print("{:>16}  {:>8} {:>8} {:>17}  {:>8} {:>8} {:>17}  {:>7}\n", "model", "f32", "median",
+               "spread", "bf16", "median", "spread", "f32/bf16");
+    for (std::size_t k = 0; k < models.size(); ++k)
+      fmt::print("{:>16}  {:8.3f} {:8.3f} {:>17}  {:8.3f} {:8.3f} {:>17}  {:7.2f}\n",
+                 std::filesystem::path(models[k]).stem().string(), f32s[k].best(),
+                 f32s[k].median(), fmt::format("{:.3f}-{:.3f}", f32s[k].best(), f32s[k].worst()),
+                 bf16s[k].best(), bf16s[k].median(),
+                 fmt::format("{:.3f}-{:.3f}", bf16s[k].best(), bf16s[k].worst()),
+                 f32s[k].best() / bf16s[k].best());
+    return 0;
+  }
   if (!ncnn.empty()) {
     // Side by side: per round, each model through infer::Net, then through ncnn's benchncnn.
     fmt::print("infer-bench beside ncnn ({}): {}, {} thread(s), {} loop(s) after {} warm-up run(s) "
@@ -396,6 +447,7 @@ int main(int argc, char** argv) {
                ncnn, gpu ? "Vulkan" : "CPU", threads, loops, warmup, rounds);
     fmt::print("  infer computes in {}; ncnn in {}\n",
                gpu ? fmt::format("{} storage, f32 arithmetic", infer::to_string(target.gpu_storage))
+               : base.bf16_arithmetic ? std::string("bf16 arithmetic, f32 storage")
                : base.fp16_weights ? std::string("fp32, InnerProduct weights stored as f16")
                                    : std::string("fp32"),
                gpu ? std::string("its Vulkan defaults (fp16 storage and arithmetic)")
@@ -448,8 +500,9 @@ int main(int argc, char** argv) {
                                base.vulkan_device < 0 ? std::string("(best)")
                                                       : std::to_string(base.vulkan_device),
                                infer::to_string(target.gpu_storage))
-                 : std::string(base.fp16_weights ? "CPU, fp32 (InnerProduct weights f16)"
-                                                 : "CPU, fp32"),
+                 : std::string(base.bf16_arithmetic ? "CPU, bf16 arithmetic (f32 storage)"
+                               : base.fp16_weights ? "CPU, fp32 (InnerProduct weights f16)"
+                                                   : "CPU, fp32"),
              threads, warmup, loops);
   fmt::print("{:>16}  {:>35}  {:>35}\n", "", "infer::Net", gpu ? "" : "static graph");
   fmt::print("{:>16}  {:>8} {:>8} {:>8} {:>8}  {:>8} {:>8} {:>8} {:>8}\n", "model", "min", "median",

@@ -35,6 +35,7 @@ constexpr const char* kUsage =
     "usage: infer-run MODEL.param (MODEL.bin | --random-weights SEED [--write-weights OUT.bin])\n"
     "                 [--shape C,H,W] [--input IN.f32] [--output OUT.f32] [--blob NAME]\n"
     "                 [--threads N] [--print-plan] [--device cpu|vulkan[:N]|any] [--gpu-storage f16|f32]\n"
+    "                 [--bf16]\n"
     "                 [--image FILE [--size W,H] [--mean R,G,B] [--norm R,G,B] [--bgr]]\n"
     "                 [--top K [--labels FILE]]\n"
     "  --shape   the input's shape, outermost first (C,H,W; H,W; or W); default: the Input line's\n"
@@ -49,7 +50,9 @@ constexpr const char* kUsage =
     "  --device  where the layers run: cpu (default), or vulkan[:N] (Vulkan device N, default the\n"
     "            first discrete GPU): layers with a GPU forward run there, the others on the CPU;\n"
     "            any: the GPU when a Vulkan device opens, else everything on the CPU\n"
-    "  --gpu-storage  the GPU's storage type, f16 (default) or f32\n";
+    "  --gpu-storage  the GPU's storage type, f16 (default) or f32\n"
+    "  --bf16    Convolution and InnerProduct multiply in bf16 (Option::bf16_arithmetic;\n"
+    "            CPUs with AVX512_BF16, else no change)\n";
 
 struct Args {
   std::string param, bin, input, output, blob, write_weights, image, labels;
@@ -147,6 +150,8 @@ infer::Result<Args> parse_args(int argc, char** argv) {
       INFER_TRY(v);
       INFER_TRY(arg == "--device" ? infer::tools::parse_device(*v, a.target, a.opt)
                                   : infer::tools::parse_gpu_storage(*v, a.target));
+    } else if (arg == "--bf16") {
+      a.opt.bf16_arithmetic = true;
     } else if (arg == "--threads") {
       auto v = value();
       INFER_TRY(v);

@@ -31,6 +31,12 @@ struct Option {
   /// the bytes that weight-bandwidth-bound kernel streams: what ncnn's x86 build does by default
   /// where the CPU has F16C. Weights are rounded to f16 (11 bits); off, they stay f32.
   bool fp16_weights = false;
+  /// Convolution (its GEMM and Winograd paths) and InnerProduct (the one-sample product) round
+  /// their inputs and weights to bf16 and multiply with AVX512_BF16's vdpbf16ps, summing in f32,
+  /// on f32 storage too (bf16 storage always does, where the build has the extension); without
+  /// AVX512_BF16 in the build it changes nothing. Read by prepare (the weights' layout). Its
+  /// accuracy per model is in the README ("bf16 arithmetic").
+  bool bf16_arithmetic = false;
 
   Allocator* blob_alloc() const { return blob_allocator ? blob_allocator : default_allocator(); }
   Allocator* workspace_alloc() const {

@@ -32,4 +32,7 @@ INFER_TEST_FUSED_INSTANCES(extern, f16);
 INFER_TEST_FUSED_INSTANCES(extern, bf16);
 #elif defined(INFER_TEST_RUNTIME_F32)
 INFER_TEST_FUSED_INSTANCES(extern, f32);
+INFER_FUSED_INSTANCES(extern, Convolution, i8);
+INFER_FUSED_INSTANCES(extern, ConvolutionDepthWise, i8);
+INFER_FUSED_INSTANCES(extern, InnerProduct, i8);
 #endif

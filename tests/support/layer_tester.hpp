@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <infer/concepts.hpp>
+#include <infer/kernels/bf16.hpp>
 #include <infer/runner.hpp>
 #include <infer/shape.hpp>
 #include <random>
@@ -46,6 +47,9 @@ class PoisonAllocator final : public Allocator {
 struct Tolerance {
   float abs = 0.f;
   float rel = 0.f;
+  /// Plus this fraction of the output's largest |value|: for arithmetic whose error grows with
+  /// the sum of the products' magnitudes rather than with each result (bf16 products).
+  float peak = 0.f;
 };
 
 inline Tolerance default_tolerance(ElemType t) {
@@ -59,6 +63,16 @@ inline Tolerance default_tolerance(ElemType t) {
     default:
       return {0.5f, 0.f};
   }
+}
+
+/// The bf16-storage tolerance of a layer that multiplies in bf16 where the build has AVX512_BF16
+/// (Convolution's GEMM and Winograd, InnerProduct's product, grouped convolutions): inputs and
+/// weights are rounded to bf16 before the products, so besides the output rounding the error
+/// grows with the sum of |w x|: `peak` of the largest output. Elsewhere bf16's default.
+inline Tolerance bf16_products(float peak) {
+  Tolerance t = default_tolerance(ElemType::bf16);
+  if (kernels::bf16dot::kAvailable) t.peak = peak;
+  return t;
 }
 
 /// The value `v` as storage type `t` would hold it (i8: an integer in [-127, 127]).
@@ -132,6 +146,11 @@ class LayerTester {
   LayerTester& input_range(float lo, float hi) {
     lo_ = lo;
     hi_ = hi;
+    return *this;
+  }
+  LayerTester& tolerance(ElemType t, Tolerance tol) {
+    tol_[int(t)] = tol;
+    tol_set_[int(t)] = true;
     return *this;
   }
   LayerTester& tolerance(ElemType t, float abs, float rel) {
@@ -245,6 +264,10 @@ class LayerTester {
     REQUIRE(got.shape == want.shape);
     std::size_t bad = 0, first = 0;
     float first_got = 0, first_want = 0;
+    float peak = 0.f;
+    for (float w : want.v)
+      if (std::isfinite(w)) peak = std::max(peak, std::fabs(w));
+    tol.abs += tol.peak * peak;
     for (std::size_t i = 0; i < want.v.size(); ++i) {
       float w = want.v[i];
       if (type == ElemType::i8) w = std::fmin(127.f, std::fmax(-127.f, w));

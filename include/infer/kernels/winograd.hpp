@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <infer/element.hpp>
 #include <infer/kernels/activation.hpp>
+#include <infer/kernels/bf16.hpp>
 #include <infer/kernels/gemm.hpp>
 #include <infer/mat.hpp>
 #include <infer/simd.hpp>
@@ -283,6 +284,22 @@ inline void gemm_tile(const float* b, std::size_t gstride, int kgroups, const fl
     for (int j = 0; j < N; ++j) acc[r][j].store_unaligned(c + r * cstride + j * gemm::kWidth);
 }
 
+/// gemm_tile in bf16 arithmetic: `b` and `a` (pairs) in bf16, C in f32.
+template <int N, int L>
+inline void gemm_tile_bf16(const bf16* b, std::size_t gstride, int kgroups, const bf16* a, float* c,
+                           std::size_t cstride) {
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && XSIMD_WITH_AVX512F
+  __m512 acc[gemm::kRows][N];
+  bf16dot::detail::tile_sums<N, L>(b, gstride, kgroups, a, acc);
+#pragma GCC unroll 32
+  for (int r = 0; r < gemm::kRows; ++r)
+#pragma GCC unroll 32
+    for (int j = 0; j < N; ++j) _mm512_storeu_ps(c + r * cstride + j * 16, acc[r][j]);
+#else
+  (void)b, (void)gstride, (void)kgroups, (void)a, (void)c, (void)cstride;
+#endif
+}
+
 }  // namespace detail
 
 /// Items of work for `threads` threads over `chunks` chunks: each item is one chunk and one of
@@ -302,14 +319,20 @@ inline int channel_parts(std::size_t chunks, int mblocks, int threads) {
 /// plan<Out>(out.w, out.h, in channels, out channels, num_threads).workspace() floats. Threads take
 /// even shares of the (chunk, output channels) items, each a contiguous run: measured on 2 threads,
 /// 3-10% faster than taking items as they finish, which interleaves the threads' output rows.
-template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+/// With bf16 weights (transform_weights' rounded to pairs by bf16dot::to_pairs,
+/// bf16dot::kAvailable) the transformed inputs are rounded to bf16 and the GEMMs multiply in bf16
+/// (f32 sums); the transforms stay f32.
+template <StorageElement T,  ///< storage type of input and output
           int InPack,        ///< lanes of an input channel group (a float batch width)
           int OutPack,       ///< lanes of an output channel group
           int Out,           ///< outputs per tile along an axis: 6 or 4
-          class Act>         ///< epilogue activation, callable on float and on simd batches
+          class Act,         ///< epilogue activation, callable on float and on simd batches
+          class WT>          ///< the GEMMs' arithmetic: float, or bf16 (pairs)
 void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_top, float pad_value,
-                          const MatView<T, OutPack>& out, const float* weights, const float* bias,
+                          const MatView<T, OutPack>& out, const WT* weights, const float* bias,
                           const Act& act, float* workspace, int num_threads) {
+  constexpr bool kBf16 = std::same_as<WT, bf16>;
+  static_assert(!kBf16 || bf16dot::kAvailable, "bf16 Winograd needs AVX512_BF16");
   using Tr = Transform<Out>;
   constexpr int kIn = Tr::kIn;
   constexpr int kPos = kPositions<Out>;
@@ -341,6 +364,8 @@ void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_to
     float* vbuf = workspace;
 #endif
     float* mbuf = vbuf + p.v_floats;
+    // Transformed inputs as the GEMMs read them (bf16: the same element offsets, half the bytes).
+    WT* vb = reinterpret_cast<WT*>(vbuf);
     const std::size_t chunk = std::size_t(item / parts);
     const int part = int(item % parts);
     const int mb0 = int(std::int64_t(mblocks) * part / parts);
@@ -353,9 +378,9 @@ void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_to
     // Input transform: V[pos][q][tile][lane].
     for (int q = 0; q < in.c; ++q) {
       for (std::size_t j = 0; j < ncols; ++j) {
-        float* dst = vbuf + (std::size_t(q) * nt + j) * InPack;
+        WT* dst = vb + (std::size_t(q) * nt + j) * InPack;
         if (j >= nvalid) {
-          for (int pos = 0; pos < kPos; ++pos) VI(0.f).store_unaligned(dst + pos * v_pos);
+          for (int pos = 0; pos < kPos; ++pos) simd::store<InPack>(dst + pos * v_pos, VI(0.f));
           continue;
         }
         const std::size_t t = t0 + j;
@@ -387,24 +412,38 @@ void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_to
           VI v[kIn];
           Tr::input(tmp[r], 1, v, 1);
 #pragma GCC unroll 8
-          for (int c = 0; c < kIn; ++c) v[c].store_unaligned(dst + (r * kIn + c) * v_pos);
+          for (int c = 0; c < kIn; ++c) {
+            if constexpr (kBf16)
+              bf16dot::store_rounded<InPack>(dst + (r * kIn + c) * v_pos, v[c]);
+            else
+              v[c].store_unaligned(dst + (r * kIn + c) * v_pos);
+          }
         }
       }
     }
     // GEMMs: per position and block of output channels, M[pos] = U[pos] V[pos].
     for (int pos = 0; pos < kPos; ++pos) {
-      const float* v = vbuf + std::size_t(pos) * v_pos;
+      const WT* v = vb + std::size_t(pos) * v_pos;
       for (int mb = mb0; mb < mb1; ++mb) {
-        const float* a =
+        const WT* a =
             weights + std::size_t(pos) * u_pos + std::size_t(mb) * gemm::kBlockM * std::size_t(cin);
         float* c = mbuf + std::size_t(pos) * m_pos + std::size_t(mb) * kGroupsPerBlock * nt * W;
         std::size_t j = 0;
-        for (; j + gemm::kTileN <= nvalid; j += gemm::kTileN)
-          detail::gemm_tile<gemm::kTileN, InPack>(v + j * InPack, nt * InPack, in.c, a, c + j * W,
-                                                  nt * W);
-        for (; j < ncols; j += kNarrowN)
-          detail::gemm_tile<kNarrowN, InPack>(v + j * InPack, nt * InPack, in.c, a, c + j * W,
-                                              nt * W);
+        if constexpr (kBf16) {
+          for (; j + gemm::kTileN <= nvalid; j += gemm::kTileN)
+            detail::gemm_tile_bf16<gemm::kTileN, InPack>(v + j * InPack, nt * InPack, in.c, a,
+                                                         c + j * W, nt * W);
+          for (; j < ncols; j += kNarrowN)
+            detail::gemm_tile_bf16<kNarrowN, InPack>(v + j * InPack, nt * InPack, in.c, a,
+                                                     c + j * W, nt * W);
+        } else {
+          for (; j + gemm::kTileN <= nvalid; j += gemm::kTileN)
+            detail::gemm_tile<gemm::kTileN, InPack>(v + j * InPack, nt * InPack, in.c, a, c + j * W,
+                                                    nt * W);
+          for (; j < ncols; j += kNarrowN)
+            detail::gemm_tile<kNarrowN, InPack>(v + j * InPack, nt * InPack, in.c, a, c + j * W,
+                                                nt * W);
+        }
       }
     }
     // Output transform, bias, activation, conversion and store.

@@ -364,7 +364,15 @@ struct ConvolutionDepthWise {
   /// its kernels are instantiated (a static graph's steps call this).
   template <StorageElement T, int Pack, Algorithm Algo, class Act>
   Status forward_with(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
-    if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
+    if constexpr (Algo == Algorithm::int8 && !std::same_as<T, i8>) {
+      // A float input to the quantized layer: the int8 instance quantizes it, so that a program
+      // compiles the int8 kernels once (in forward_fused<i8>), not once per float type.
+      if (!quantized() || algorithm(Pack) != Algo)
+        return make_error(
+            "ConvolutionDepthWise: forward_with algorithm {} at pack {}, the layer chooses {}",
+            int(Algo), Pack, int(algorithm(Pack)));
+      return forward_fused<i8, Pack>(bottom, top, opt, act);
+    } else if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
       if (!quantized())
         return make_error("ConvolutionDepthWise: an int8 input needs int8_scale_term (got {})",
                           bottom.describe());

@@ -1,7 +1,9 @@
 // ncnn InnerProduct (fully connected): y = act(W x + b) on the input flattened to num_input =
 // weight_data_size / num_output values (1-D output), or, for a 2-D input of num_input columns and
 // more than one row, row by row (a 2-D output of num_output columns), as ncnn does.
-// f32/f16/bf16 storage with f32 arithmetic and weights, every pack. Quantized (ncnn's
+// f32/f16/bf16 storage with f32 arithmetic and weights, every pack; on AVX512_BF16 builds bf16
+// storage (and f32 with Option::bf16_arithmetic) has the one-sample product multiply in bf16 on
+// bf16 weights (kernels/bf16.hpp). Quantized (ncnn's
 // 8=int8_scale_term, detail/int8_layer.hpp): the input (int8, or float quantized by the bottom
 // scale) times int8 weights on the int8 kernels (kernels/int8.hpp), dequantized to f32 with the
 // bias and activation; one row (1-D or 3-D input) only, on the CPU.
@@ -11,6 +13,7 @@
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
+#include <infer/kernels/bf16.hpp>
 #include <infer/kernels/innerproduct.hpp>
 #include <infer/kernels/int8.hpp>
 #include <infer/layers/detail/activation_param.hpp>
@@ -48,6 +51,10 @@ struct InnerProduct {
   /// packed_weight as f16, for the one-sample product when prepare's Option asks for f16 weights
   /// (Option::fp16_weights); empty otherwise.
   std::vector<f16> packed_weight_f16{};
+  /// weight_data as bf16 pairs (kernels::bf16dot::gemv_pack), for the one-sample product where
+  /// prepare chose bf16 arithmetic (bf16 storage, or f32 with Option::bf16_arithmetic, on a build
+  /// with AVX512_BF16); empty otherwise.
+  std::vector<bf16> packed_weight_bf16{};
   std::vector<float> packed_bias{};  ///< bias_data padded to whole blocks; empty without bias_term
   int prepared_pack = 0;           ///< the pack prepare() was called for; 0: not prepared
   /// The quantized form's scales (load() or the caller) and prepared weights.
@@ -107,7 +114,7 @@ struct InnerProduct {
 
   /// Repacks the weights for the kernels (f32 for every storage type; the layout is the same for
   /// every pack); with opt.fp16_weights also an f16 copy, which the one-sample product streams.
-  Status prepare(ElemType /*type*/, int pack, const Option& opt) {
+  Status prepare(ElemType type, int pack, const Option& opt) {
     INFER_TRY(check());
     if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
       return make_error("InnerProduct: pack must be 1, 4, 8 or 16, got {}", pack);
@@ -124,7 +131,13 @@ struct InnerProduct {
     packed_weight.resize(kernels::gemv_packed_size(num_input(), num_output));
     kernels::gemv_pack_weights(weight_data.data(), num_input(), num_output, packed_weight.data());
     packed_weight_f16.clear();
-    if (opt.fp16_weights) {
+    packed_weight_bf16.clear();
+    if (kernels::bf16dot::kAvailable &&
+        (type == ElemType::bf16 || (type == ElemType::f32 && opt.bf16_arithmetic))) {
+      packed_weight_bf16.resize(kernels::bf16dot::gemv_size(num_input(), num_output));
+      kernels::bf16dot::gemv_pack(weight_data.data(), num_input(), num_output,
+                                  packed_weight_bf16.data());
+    } else if (opt.fp16_weights) {
       packed_weight_f16.resize(packed_weight.size());
       for (std::size_t i = 0; i < packed_weight.size(); ++i)
         packed_weight_f16[i] = f32_to_f16(packed_weight[i]);
@@ -280,6 +293,25 @@ struct InnerProduct {
     }
     const int out_pack = pack_for(num_output, Pack);
     INFER_TRY(top.create(Shape::of(num_output), elem_type_v<T>, out_pack, opt.blob_alloc()));
+    if (!packed_weight_bf16.empty()) {
+      if constexpr (kernels::bf16dot::kAvailable &&
+                    (std::same_as<T, f32> || std::same_as<T, bf16>)) {
+        // The input rounded to bf16, num_input rounded up to even with a zero.
+        Mat xs;
+        INFER_TRY(xs.create(Shape::of(n + 1), ElemType::bf16, 1, opt.workspace_alloc()));
+        bf16* xb = xs.data_as<bf16>();
+        for (int k = 0; k < n; ++k) xb[k] = f32_to_bf16(x[k]);
+        xb[n] = bf16{};
+        kernels::bf16dot::gemv<T>(xb, n, packed_weight_bf16.data(), bias, top.data_as<T>(),
+                                  num_output, act, opt.num_threads);
+        return {};
+      } else {
+        return make_error(
+            "InnerProduct: weights prepared for bf16 arithmetic, forward at {} storage (prepare "
+            "with this storage type)",
+            to_string(elem_type_v<T>));
+      }
+    }
     if (!packed_weight_f16.empty())
       kernels::innerproduct_gemv<T>(x, n, packed_weight_f16.data(), bias, top.data_as<T>(),
                                     num_output, act, opt.num_threads);

@@ -32,6 +32,12 @@ inline constexpr int kPadSameLower = -234;
 
 namespace infer::layers::detail {
 
+/// Whether a layer prepared for storage `type` with `opt` multiplies in bf16 (kernels/bf16.hpp):
+/// bf16 storage, or f32 with Option::bf16_arithmetic, on a build with AVX512_BF16.
+constexpr bool bf16_arithmetic(ElemType type, const Option& opt, bool available) {
+  return available && (type == ElemType::bf16 || (type == ElemType::f32 && opt.bf16_arithmetic));
+}
+
 /// `v`, or `fallback` when v is kSameAs.
 constexpr int resolve(int v, int fallback) { return v == kSameAs ? fallback : v; }
 
