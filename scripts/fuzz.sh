@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in fuzz/ with ASan + UBSan (clang 14) and runs each for
-# FUZZ_SECONDS (default 60) seconds. Seeds: models/*.param plus a few hand-made inputs, and small
+# FUZZ_SECONDS (default 60) seconds, all three side by side (builds too). Seeds: models/*.param plus a few hand-made inputs, and small
 # images in fuzz/seeds/ (PNG, JPEG, gray+alpha PNG, written once). Exits
 # nonzero when libFuzzer reports a finding (crash, sanitizer report, timeout, out of memory); the
 # input that caused it is left in the work directory (FUZZ_WORK, default a fresh temp dir).
