@@ -29,7 +29,7 @@ cmake --build --preset asan
 section "asan: test"
 ctest --preset asan
 
-section "tsan: configure (the threads and Net tests under ThreadSanitizer, kernels without OpenMP)"
+section "tsan: configure (the threads tests under ThreadSanitizer, kernels without OpenMP)"
 cmake --preset tsan
 section "tsan: build (-j2)"
 cmake --build --preset tsan
