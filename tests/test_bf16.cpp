@@ -17,10 +17,10 @@
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/innerproduct.hpp>
 #include <initializer_list>
-#include <random>
 #include <vector>
 
 #include "support/fused_instances.hpp"
+#include "support/random_values.hpp"
 #include "support/ref_tensor.hpp"
 
 using infer::ElemType;
@@ -45,13 +45,7 @@ constexpr bool kBf16Storage = true;
 
 float round_bf16(float v) { return infer::bf16_to_f32(infer::f32_to_bf16(v)); }
 
-std::vector<float> uniform(std::size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using infer::test::uniform;
 
 struct ConvCase {
   int cin, cout, k, stride, dil, pad, w, h;

@@ -16,9 +16,9 @@
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/convolution_depthwise.hpp>
 #include <infer/layers/innerproduct.hpp>
-#include <random>
 
 #include "support/fused_instances.hpp"
+#include "support/random_values.hpp"
 #include "support/ref_tensor.hpp"
 
 using infer::ElemType;
@@ -89,13 +89,7 @@ struct QuantConv {
   }
 };
 
-std::vector<float> uniform(std::size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+using infer::test::uniform;
 
 /// Weight scales as ncnn's quantization tools write them: 127 / max|w| per group of weights.
 std::vector<float> absmax_scales(const std::vector<float>& w, int groups) {
