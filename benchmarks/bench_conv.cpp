@@ -1,16 +1,16 @@
-// Convolution on the layer shapes of ResNet-50 and VGG-16 (224x224 input), f32 pack 16, 1 and 2
-// threads: GFLOP/s in direct-convolution flops (2 x cout x cin x k x k x outh x outw) and the
-// fraction of this machine's measured AVX-512 FMA peak on as many threads (Winograd does fewer
-// multiplications than it is credited with, so it may pass 1). The layer runs the algorithm it
-// chooses (Convolution::algorithm()); the 3x3 stride-1 shapes also run each algorithm explicitly
-// (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4, 3x3)) through the kernels.
-// Also Convolution with a fused ReLU against Convolution followed by a separate ReLU pass; 1x1
-// layers on 7x7 maps (49 pixels: four full register tiles and a narrow one); and the first layers
-// of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The ResNet-50 and VGG-16
-// shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8): GOP/s and the
-// fraction of the measured AVX-512 VNNI (vpdpbusd) peak. Every shape again at bf16 storage
-// (.../bf16: on AVX512_BF16 the GEMM and Winograd multiply in bf16 with vdpbf16ps): GFLOP/s in
-// direct-convolution flops and the fraction of the measured vdpbf16ps peak.
+// Convolution on the layer shapes of ResNet-50 and VGG-16 (224x224 input), f32 at the widest pack
+// (16 with AVX-512, 8 with AVX2), 1 and 2 threads: GFLOP/s in direct-convolution flops (2 x cout x
+// cin x k x k x outh x outw) and the fraction of this machine's measured AVX-512 FMA peak on as
+// many threads (Winograd does fewer multiplications than it is credited with, so it may pass 1).
+// The layer runs the algorithm it chooses (Convolution::algorithm()); the 3x3 stride-1 shapes also
+// run each algorithm explicitly (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4,
+// 3x3)) through the kernels. Also Convolution with a fused ReLU against Convolution followed by a
+// separate ReLU pass; 1x1 layers on 7x7 maps (49 pixels: four full register tiles and a narrow
+// one); and the first layers of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The
+// ResNet-50 and VGG-16 shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8):
+// GOP/s and the fraction of the measured AVX-512 VNNI (vpdpbusd) peak. Every shape again at bf16
+// storage (.../bf16: on AVX512_BF16 the GEMM and Winograd multiply in bf16 with vdpbf16ps): GFLOP/s
+// in direct-convolution flops and the fraction of the measured vdpbf16ps peak.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -35,7 +35,9 @@ using infer::Option;
 using infer::Shape;
 using infer::layers::Convolution;
 
-constexpr int kPack = 16;
+/// The widest pack the build's vectors hold (16 with AVX-512, 8 with AVX2): the pack the layers
+/// of such networks run at.
+constexpr int kPack = infer::simd::max_width >= 16 ? 16 : infer::simd::max_width >= 8 ? 8 : 4;
 
 /// One convolution layer of a model: input w = h = size, cin -> cout, k x k, stride, pad k / 2,
 /// at pack (the input's; the output's as the layer chooses).
@@ -99,7 +101,7 @@ void set_counters(benchmark::State& state, const ConvShape& s, int threads) {
 }
 
 /// The quantized layer of shape `s` (weights as make_conv's, scales 127 / max|w| per channel,
-/// blob scales 127 / 3), int8 in and out, with a fused ReLU, on an int8 input at pack 16.
+/// blob scales 127 / 3), int8 in and out, with a fused ReLU, on an int8 input at the widest pack.
 void run_int8(benchmark::State& state, const ConvShape& s) {
   const int threads = int(state.range(0));
   infer::PoolAllocator pool(infer::default_allocator());

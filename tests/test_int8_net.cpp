@@ -16,41 +16,15 @@
 #include <vector>
 
 #include "support/model_compare.hpp"
+#include "support/ncnn_reference.hpp"
+
+using infer::test::ncnn_run_input;
+using infer::test::read_f32;
 
 namespace {
 
 std::filesystem::path model_path(const std::string& name) {
   return std::filesystem::path(INFER_MODELS_DIR) / (name + ".param");
-}
-
-/// sinf through a pointer the optimizer cannot see through.
-float (*volatile kSinf)(float) = [](float x) { return std::sin(x); };
-
-/// ncnn_run's input: sin(i * 0.001) * 0.5 + 0.5 over channel, row, column.
-infer::Mat ncnn_run_input(int c, int h, int w) {
-  infer::Mat m;
-  REQUIRE(m.create(infer::Shape::of(w, h, c), infer::ElemType::f32, 1).ok());
-  long k = 0;
-  for (int q = 0; q < c; ++q) {
-    float* p = static_cast<float*>(m.channel(q).data());
-    for (int i = 0; i < w * h; ++i) {
-      // libm's sinf, called value by value as ncnn_run calls it: a vectorized loop would take
-      // glibc's SIMD sinf (declared for OpenMP builds), which differs in the last bits and moves
-      // inputs across quantization steps.
-      const float s = kSinf(float(k++) * 0.001f);
-      p[i] = s * 0.5f + 0.5f;
-    }
-  }
-  return m;
-}
-
-std::vector<float> read_f32(const std::filesystem::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f.good());
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<float> v(bytes.size() / sizeof(float));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-  return v;
 }
 
 std::string plan_of(const infer::Net& net, const infer::Mat& in, std::string_view out) {

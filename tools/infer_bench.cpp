@@ -71,10 +71,22 @@
 namespace {
 
 /// The networks benchncnn runs that models/ holds, in benchncnn's order (the default list).
-constexpr std::string_view kModels[] = {"squeezenet",    "mobilenet",       "mobilenet_v2",
-                                        "mobilenet_v3",  "shufflenet_v2",   "mnasnet",
-                                        "efficientnet_b0", "resnet18",      "resnet50",
-                                        "vgg16",         "alexnet"};
+constexpr std::string_view kModels[] = {
+    "squeezenet",     "mobilenet",     "mobilenet_v2",       "mobilenet_v3",
+    "shufflenet_v2",  "mnasnet",       "efficientnet_b0",    "resnet18",
+    "resnet50",       "vgg16",         "alexnet",            "squeezenet_ssd",
+    "mobilenet_ssd",  "mobilenet_yolo", "mobilenetv2_yolov3", "yolov4-tiny",
+    "nanodet_m",      "yolo-fastest-1.1", "FastestDet",     "vision_transformer"};
+
+/// The input of a model whose Input line gives no shape: benchncnn's size for it.
+infer::Shape input_shape_of(const std::filesystem::path& param, const infer::Net& net) {
+  const infer::Shape s = net.input_shape();
+  if (s.dims != 0) return s;
+  const std::string stem = param.stem().string();
+  if (stem == "FastestDet") return infer::Shape::of(352, 352, 3);
+  if (stem == "vision_transformer") return infer::Shape::of(384, 384, 3);
+  return s;
+}
 
 template <class T>
 bool parse_number(std::string_view s, T& v) {
@@ -102,7 +114,11 @@ Timing summarize(std::vector<double> ms) {
 infer::Status load_bench_net(const std::filesystem::path& param, infer::Net& net, infer::Mat& in) {
   INFER_TRY(net.load_param(param));
   INFER_TRY(net.load_random_weights(1));
-  INFER_TRY(in.create(net.input_shape(), infer::ElemType::f32, 1));
+  const infer::Shape shape = input_shape_of(param, net);
+  if (shape.dims == 0)
+    return infer::make_error("{}: the Input line gives no shape and infer-bench knows none for it",
+                             param.string());
+  INFER_TRY(in.create(shape, infer::ElemType::f32, 1));
   in.fill(0.01f);
   return {};
 }
@@ -128,6 +144,8 @@ infer::Result<Timing> bench(const std::filesystem::path& param, int threads, int
   infer::Net net(target, opt);
   infer::Mat in;
   INFER_TRY(load_bench_net(param, net, in));
+  for (const std::string& w : net.param().warnings)
+    fmt::print(stderr, "infer-bench: warning: {}\n", w);
   INFER_TRY(warm_up(target, warmup, [&] { return net.run(in); }));
   if (profile) {
     // Per-step times, the minimum of each step over `loops` more runs, slowest first; then the
@@ -208,7 +226,7 @@ infer::Result<Timing> bench_static_named(const std::string& name,
   INFER_TRY(net.load_param(param));
   std::vector<std::byte> bin;
   INFER_TRY(net.load_random_weights(1, &bin));
-  const infer::Shape shape = net.input_shape();
+  const infer::Shape shape = input_shape_of(param, net);
 #define INFER_BENCH_MODEL(m) \
   if (name == #m)            \
     return bench_static<infer_models::m::Network<>>(bin, shape, threads, warmup, loops, \
@@ -464,8 +482,10 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "infer-bench: {}\n", st.message());
         return 1;
       }
+      for (const std::string& w : net.param().warnings)
+        fmt::print(stderr, "infer-bench: warning: {}\n", w);
       paths.push_back(path);
-      shapes.push_back(net.input_shape());
+      shapes.push_back(input_shape_of(path, net));
     }
     std::vector<Rounds> ours(models.size()), theirs(models.size());
     for (int r = 0; r < rounds; ++r)

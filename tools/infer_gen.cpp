@@ -1,7 +1,7 @@
 // infer-gen: writes the static graph of an ncnn model as a C++ header, so the network compiles
 // with every decision (shapes, fusion, placement, conversions, memory plan) made by the compiler.
 //
-//   infer-gen MODEL.param -o MODEL.hpp [--namespace NS] [--output BLOB]...
+//   infer-gen MODEL.param -o MODEL.hpp [--namespace NS] [--output BLOB]... [--shape C,H,W]
 //
 // The header defines, in namespace NS (default infer_models::<model name>):
 //   inline constexpr auto graph = infer::graph::make_graph(...);   // the network as a value
@@ -9,6 +9,7 @@
 // Weights load from the model's .bin in the .param's layer order: Network<>::load(ModelBin&).
 #include <fmt/core.h>
 
+#include <charconv>
 #include <fstream>
 #include <infer/io/cpp_source.hpp>
 #include <infer/io/ncnn_layers.hpp>
@@ -20,10 +21,11 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: infer-gen MODEL.param -o OUT.hpp [--namespace NS] [--output BLOB]...\n"
+    "usage: infer-gen MODEL.param -o OUT.hpp [--namespace NS] [--output BLOB]... [--shape C,H,W]\n"
     "  --namespace  C++ namespace of the generated names (default infer_models::<model>)\n"
     "  --output     a blob the graph gives back (repeatable; default: the last layer's first "
-    "output)\n";
+    "output)\n"
+    "  --shape      the input's shape (C,H,W; H,W; or W) where its Input line gives none\n";
 
 /// A C++ string literal of `s`.
 std::string literal(std::string_view s) {
@@ -59,16 +61,18 @@ std::string blob_list(const infer::io::ParamFile& f, const std::vector<int>& ids
 }
 
 infer::Result<std::string> generate(const infer::io::ParamFile& f, const std::string& ns,
-                                    std::vector<std::string> outputs) {
+                                    std::vector<std::string> outputs, infer::Shape given) {
   std::vector<std::string> parts, unsupported;
   std::string first_error;
   for (const infer::io::LayerSpec& spec : f.layers) {
     if (spec.type == "Input") {
       auto shape = infer::io::input_shape(f, spec);
       INFER_TRY(shape);
+      if (shape->dims == 0) *shape = given;
       if (shape->dims == 0)
-        return infer::make_error("{}: line {}: Input '{}' gives no shape; a static graph needs one",
-                                 f.source, spec.line, spec.name);
+        return infer::make_error(
+            "{}: line {}: Input '{}' gives no shape; a static graph needs one (--shape C,H,W)",
+            f.source, spec.line, spec.name);
       parts.push_back(fmt::format("    infer::graph::input({}, infer::Shape{{{}, {}, {}, {}, {}}})",
                                   literal(f.blobs[std::size_t(spec.tops.at(0))]), shape->dims,
                                   shape->w, shape->h, shape->d, shape->c));
@@ -147,6 +151,7 @@ infer::Result<std::string> generate(const infer::io::ParamFile& f, const std::st
 int main(int argc, char** argv) {
   std::string param, out, ns;
   std::vector<std::string> outputs;
+  infer::Shape shape;  // dims 0: none given
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -156,6 +161,30 @@ int main(int argc, char** argv) {
       ns = argv[++i];
     } else if (arg == "--output" && has_value) {
       outputs.emplace_back(argv[++i]);
+    } else if (arg == "--shape" && has_value) {
+      // Outermost first, as infer-run takes it.
+      std::vector<int> e;
+      std::string_view s = argv[++i];
+      while (!s.empty()) {
+        const std::size_t comma = s.find(',');
+        const std::string_view part = s.substr(0, comma);
+        int n = 0;
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+        if (ec != std::errc() || end != part.data() + part.size() || n <= 0) {
+          fmt::print(stderr, "infer-gen: --shape: '{}' is not a list of positive integers\n",
+                     argv[i]);
+          return 2;
+        }
+        e.push_back(n);
+        s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+      }
+      if (e.empty() || e.size() > 3) {
+        fmt::print(stderr, "infer-gen: --shape: give C,H,W, H,W or W, got '{}'\n", argv[i]);
+        return 2;
+      }
+      shape = e.size() == 1   ? infer::Shape::of(e[0])
+              : e.size() == 2 ? infer::Shape::of(e[1], e[0])
+                              : infer::Shape::of(e[2], e[1], e[0]);
     } else if (arg.starts_with("-") || !param.empty()) {
       fmt::print(stderr, "{}", kUsage);
       return 2;
@@ -172,8 +201,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "infer-gen: {}\n", file.message());
     return 1;
   }
+  for (const std::string& w : file->warnings) fmt::print(stderr, "infer-gen: warning: {}\n", w);
   if (ns.empty()) ns = "infer_models::" + identifier(std::filesystem::path(param).stem().string());
-  auto text = generate(*file, ns, outputs);
+  auto text = generate(*file, ns, outputs, shape);
   if (!text.ok()) {
     fmt::print(stderr, "infer-gen: {}\n", text.message());
     return 1;

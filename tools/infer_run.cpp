@@ -240,6 +240,7 @@ infer::Status run(const Args& a) {
   opt.num_threads = a.threads;
   infer::Net net(a.target, opt);
   INFER_TRY(net.load_param(std::filesystem::path(a.param)));
+  for (const std::string& w : net.param().warnings) fmt::print(stderr, "infer-run: warning: {}\n", w);
   if (a.seed) {
     std::vector<std::byte> bin;
     INFER_TRY(net.load_random_weights(*a.seed, a.write_weights.empty() ? nullptr : &bin));

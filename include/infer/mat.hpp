@@ -275,6 +275,17 @@ class Mat {
     }
     return m;
   }
+  /// The first `n` rows of an unpacked 2-D Mat as a view (0 <= n <= h()): how a layer whose row
+  /// count depends on the data (DetectionOutput: one row per detection) gives its result in the
+  /// buffer planned for the most rows. n = 0 gives a Mat of no rows (h() == 0, total() == 0)
+  /// that still points at the buffer.
+  Mat first_rows(int n) const {
+    assert(dims_ == 2 && elempack_ == 1 && n >= 0 && n <= h_);
+    Mat m = *this;
+    m.h_ = n;
+    m.cstep_ = std::size_t(w_) * std::size_t(n);
+    return m;
+  }
   /// Channel groups [q, q + n) as a view.
   Mat channel_range(int q, int n) const {
     Mat m = *this;
@@ -327,6 +338,8 @@ class Mat {
   Result<Mat> clone(Allocator* alloc = nullptr) const {
     Mat m;
     if (empty()) return m;
+    // No values (a detection head's rows when it found none): the shape without memory.
+    if (total() == 0) return wrap(nullptr, shape(), type_, elempack_);
     INFER_TRY(m.create(shape(), type_, elempack_, alloc));
     copy_to(m);
     return m;

@@ -129,7 +129,9 @@ class NetBase {
   Status load_random_weights(std::uint64_t seed = 1, std::vector<std::byte>* bin = nullptr);
   /// Loads the random weights ncnn's peer tool ncnn_weights writes for this .param with `seed`,
   /// bit for bit (io::NcnnRandomWeights): the weights ncnn's reference outputs are made with.
-  Status load_ncnn_random_weights(std::uint32_t seed = 1234);
+  /// `bin`, when given, receives them as the .bin bytes ncnn_weights writes.
+  Status load_ncnn_random_weights(std::uint32_t seed = 1234,
+                                  std::vector<std::byte>* bin = nullptr);
 
   // ---- what the network holds -------------------------------------------------------------------
 

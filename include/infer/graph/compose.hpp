@@ -73,6 +73,11 @@ inline std::string describe(const Plan& p) {
     }
     case PlanError::storage:
       return fmt::format("{} declares no storage type the graph can run it at", node());
+    case PlanError::variable_rows:
+      return fmt::format(
+          "{} reads blob '{}', whose number of rows its producer knows only when it runs (one "
+          "per detection); only the caller may read it",
+          node(), blob());
   }
   return "unknown error";
 }

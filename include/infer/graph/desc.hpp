@@ -308,6 +308,13 @@ struct NodeDesc {
   /// where its readers run at that pack too, else at a pack its readers take, else at its own
   /// (graph/placement.hpp).
   bool elementwise = false;
+  /// Its output's row count is known only when it runs (L::variable_rows: DetectionOutput and
+  /// the YOLO heads, one row per detection): it writes the first rows of a buffer planned for the
+  /// most, and only the caller may read that blob.
+  bool variable_rows = false;
+  /// Reads only its inputs' shapes, never their values (L::reads_shapes_only: PriorBox): an
+  /// input on the CPU is given as it is, in any type and pack, with no conversion step.
+  bool reads_shapes_only = false;
   bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
@@ -406,6 +413,8 @@ constexpr NodeDesc describe_layer(const L& l) {
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;
   if constexpr (requires { L::elementwise; }) d.elementwise = L::elementwise;
+  if constexpr (requires { L::variable_rows; }) d.variable_rows = L::variable_rows;
+  if constexpr (requires { L::reads_shapes_only; }) d.reads_shapes_only = L::reads_shapes_only;
   if constexpr (requires {
                   L::axis_ranges;
                   l.axis;

@@ -338,6 +338,11 @@ constexpr PlanError place(Plan& p) {
       const int pack = i < packed_inputs
                            ? s.pack
                            : pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), s.pack);
+      if (const int home = variants[std::size_t(b)].front();
+          d.reads_shapes_only && p.buffers[std::size_t(home)].device == s.device) {
+        s.in.push_back(home);  // only its shape is read: no repack or cast for it
+        continue;
+      }
       s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack, in_scale));
     }
     // A GPU layer whose kernels write any pack (vulkan_any_out_pack) and takes no residual at

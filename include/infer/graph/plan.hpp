@@ -51,6 +51,7 @@ struct PlanError {
     no_nodes,        ///< nothing to run
     shape,           ///< a layer's infer_shapes rejected its inputs
     storage,         ///< a layer declares no storage type the target can convert to
+    variable_rows,   ///< a node reads a blob whose row count is known only at run time
   };
   Kind kind = none;
   int node = -1;            ///< the node at fault, or -1

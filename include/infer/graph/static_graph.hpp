@@ -101,6 +101,12 @@ class StaticGraph {
     return (ShapeInferable<LayerOf<N>> && ...);
   }
   (std::make_index_sequence<kNodes>{});
+  /// A layer writes fewer rows than planned (L::variable_rows): its buffer is laid out again
+  /// before each forward.
+  static constexpr bool kVariableRows = []<std::size_t... N>(std::index_sequence<N...>) {
+    return (requires { LayerOf<N>::variable_rows; } || ...);
+  }
+  (std::make_index_sequence<kNodes>{});
   static_assert(
       kAllShapeInferable,
       "infer graph: every layer needs `constexpr ShapeCheck infer_shapes(in, out) const`");
@@ -151,6 +157,9 @@ class StaticGraph {
                 "infer graph: incompatible shapes: a layer's infer_shapes rejected its inputs");
   static_assert(kError != PlanError::storage,
                 "infer graph: a layer declares no storage type the target can run");
+  static_assert(kError != PlanError::variable_rows,
+                "infer graph: a node reads the output of a layer whose row count is known only "
+                "at run time (DetectionOutput, the YOLO heads); only the caller may read it");
   static_assert(Tgt.device != Device::any,
                 "infer graph: a static graph's target names its device (cpu or vulkan); the "
                 "'any' fallback is infer::Net's");
@@ -206,12 +215,7 @@ class StaticGraph {
     explicit Context(const Option& opt = {}) : workspace_(opt.workspace_alloc()), opt_(opt) {
       arena_alloc_ = opt.blob_alloc();
       arena_ = arena_bytes ? arena_alloc_->allocate(arena_bytes) : nullptr;
-      for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
-        const BufferDesc& d = kPlan.buffers[b];
-        if (d.device != Device::cpu) continue;  // in the GPU's arena
-        bufs_[b] = Mat::wrap(static_cast<char*>(arena_) + d.offset, d.shape, d.type, d.pack,
-                             packed_layout(d.shape, d.type, d.pack).cstep);
-      }
+      wrap_buffers();
       // Layers' own temporaries (and conversions') come from a pool over the caller's workspace
       // allocator: after the first pass they reuse its blocks.
       opt_.workspace_allocator = &workspace_;
@@ -228,6 +232,16 @@ class StaticGraph {
 
    private:
     friend class StaticGraph;
+    /// Every host buffer as the plan lays it out in the arena (again before each forward of a
+    /// graph whose layer shrinks its output to the rows it found: kVariableRows).
+    void wrap_buffers() {
+      for (std::size_t b = 0; b < kPlan.buffers.size(); ++b) {
+        const BufferDesc& d = kPlan.buffers[b];
+        if (d.device != Device::cpu) continue;  // in the GPU's arena
+        bufs_[b] = Mat::wrap(static_cast<char*>(arena_) + d.offset, d.shape, d.type, d.pack,
+                             packed_layout(d.shape, d.type, d.pack).cstep);
+      }
+    }
     PoolAllocator workspace_;
     Option opt_;
     Allocator* arena_alloc_ = nullptr;
@@ -295,6 +309,7 @@ class StaticGraph {
     if (inputs.size() != kInputs)
       return make_error("StaticGraph::forward: the graph has {} inputs, got {}", kInputs,
                         inputs.size());
+    if constexpr (kVariableRows) ctx.wrap_buffers();
     for (std::size_t i = 0; i < kInputs; ++i) INFER_TRY(set_input(ctx, i, inputs[i]));
     if constexpr (kGpu) {
       if (!ctx.gpu_) {  // this context's GPU arena and command buffers, recorded once

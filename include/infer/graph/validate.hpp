@@ -31,6 +31,12 @@ constexpr PlanError validate(const GraphDesc& g, std::vector<int>& order) {
       if (producer[std::size_t(b)] == -2) return {PlanError::unknown_blob, int(n), b};
   for (int b : g.outputs)
     if (producer[std::size_t(b)] == -2) return {PlanError::unknown_output, -1, b};
+  // A blob of data-dependent row count (one row per detection) sits in a buffer planned for the
+  // most rows: a reader would be planned for a shape it does not get.
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int b : g.nodes[n].in)
+      if (const int p = producer[std::size_t(b)]; p >= 0 && g.nodes[std::size_t(p)].variable_rows)
+        return {PlanError::variable_rows, int(n), b};
 
   // Kahn's algorithm, always taking the earliest written ready node. Readers by blob are listed
   // once, so the pass stays near linear (it runs inside the compiler for static graphs).

@@ -213,13 +213,10 @@ class TextReader {
                         file_.layers.size(), kHeaderLine, layer_count));
       INFER_TRY(layer(line));
     }
-    INFER_TRY(next_nonblank(line, found));
-    if (found) {
-      current_type_ = tokens_[0];
-      current_name_ = tokens_.size() > 1 ? tokens_[1] : std::string_view{};
-      return fail(fmt::format("a layer line beyond the {} layers the header (line {}) declares",
-                              layer_count, kHeaderLine));
-    }
+    // ncnn reads the declared number of layers and ignores what follows (nanodet_m.param declares
+    // 179 layers and holds a 180th, a Noop joining its outputs): the same here, said in a warning
+    // naming the first ignored line. The lines are not parsed, so no error can come from them.
+    INFER_TRY(ignored_lines(layer_count));
     if (file_.blobs.size() != std::size_t(blob_count))
       return at(kHeaderLine, fmt::format("the header declares {} blobs, the layer lines name {}",
                                          blob_count, file_.blobs.size()));
@@ -236,6 +233,46 @@ class TextReader {
   }
 
   bool more() const { return pos_ < text_.size(); }
+
+  /// Counts the non-blank lines after the declared layers into a warning (none when there are
+  /// none). Over-long lines are still errors: a garbage tail is not read as text.
+  Status ignored_lines(std::int32_t layer_count) {
+    int first = 0, count = 0;
+    std::string first_text;
+    bool found = false;
+    for (;;) {
+      std::string_view line;
+      INFER_TRY(next_nonblank_any(line, found));
+      if (!found) break;
+      if (count++ == 0) {  // its first tokens, single-spaced
+        first = line_no_;
+        for (std::size_t k = 0; k < tokens_.size() && first_text.size() < 60; ++k)
+          first_text = fmt::format("{}{}{}", first_text, k ? " " : "", shown(tokens_[k]));
+        if (first_text.size() > 60) first_text = fmt::format("{}...", first_text.substr(0, 57));
+      }
+    }
+    if (count > 0)
+      file_.warnings.push_back(fmt::format(
+          "{}: line {}: {} line{} after the {} layers the header (line {}) declares ignored, "
+          "as ncnn ignores {} (first: '{}')",
+          file_.source, first, count, count == 1 ? "" : "s", layer_count, kHeaderLine,
+          count == 1 ? "it" : "them", first_text));
+    return {};
+  }
+
+  /// next_nonblank without the check of the final newline (an ignored tail may lack it).
+  Status next_nonblank_any(std::string_view& line, bool& found) {
+    found = false;
+    while (more()) {
+      INFER_TRY(next_line(line));
+      split(line);
+      if (!tokens_.empty()) {
+        found = true;
+        return {};
+      }
+    }
+    return {};
+  }
 
   /// The next physical line (without its '\n'); an Error when it is over-long. Call only while
   /// more().
@@ -513,10 +550,12 @@ class BinaryReader {
 
     for (std::int32_t i = 0; i < layer_count; ++i) INFER_TRY(layer(i, blob_count));
     current_ = nullptr;
+    // ncnn reads the declared layers and ignores any bytes after them: the same, with a warning.
     if (pos_ != bytes_.size())
-      return fail(pos_, fmt::format("{} bytes follow the last of the {} layers the header "
-                                    "declares",
-                                    bytes_.size() - pos_, layer_count));
+      file_.warnings.push_back(
+          fmt::format("{}: offset {}: {} bytes after the last of the {} layers the header "
+                      "declares ignored, as ncnn ignores them",
+                      file_.source, pos_, bytes_.size() - pos_, layer_count));
     const std::size_t produced = std::size_t(
         std::count_if(producer_.begin(), producer_.end(), [](int p) { return p >= 0; }));
     if (produced != std::size_t(blob_count))

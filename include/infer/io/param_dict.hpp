@@ -78,6 +78,9 @@ struct ParamFile {
   std::string source;               ///< the file name (or "<memory>") errors name
   std::vector<LayerSpec> layers;    ///< in file order (ncnn's .bin order)
   std::vector<std::string> blobs;   ///< blob names by id (binary files: "blob<N>")
+  /// What the reader ignored as ncnn does (lines or bytes after the declared layers), one
+  /// message each, naming the file and where; the loaders print them, a caller may check them.
+  std::vector<std::string> warnings;
 };
 
 /// Reads one layer's parameters for the layer builders: typed getters with ncnn's defaults that
@@ -137,6 +140,15 @@ class ParamReader {
       out.push_back(f);
     }
     return out;
+  }
+
+  /// An array key's values as written (ints, floats, or raw 4-byte words of the binary form);
+  /// empty when absent. For a layer that reads an array its own way (Yolov3DetectionOutput's
+  /// mask, float bit patterns written as ints).
+  std::vector<ParamValue> get_values(int key) {
+    const ParamDict::Entry* e = array(key);
+    if (!e) return {};
+    return std::vector<ParamValue>(e->array.begin(), e->array.end());
   }
 
   /// Records a range problem of key `key` ("must be >= 1, got 0").

@@ -17,6 +17,22 @@
 
 namespace infer::io {
 
+namespace detail {
+/// Appends `v` to `bin` as ncnn .bin bytes (a tagged buffer as f32 after its tag).
+inline void append_weights(std::vector<std::byte>& bin, const std::vector<float>& v,
+                           WeightType type) {
+  if (type == WeightType::tagged) {
+    const std::uint32_t tag = kTagF32;
+    const std::size_t at = bin.size();
+    bin.resize(at + sizeof tag);
+    std::memcpy(bin.data() + at, &tag, sizeof tag);
+  }
+  const std::size_t at = bin.size();
+  bin.resize(at + v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(bin.data() + at, v.data(), v.size() * sizeof(float));
+}
+}  // namespace detail
+
 /// A ModelBin that makes up each buffer a layer asks for; call begin_layer() before each layer.
 class RandomWeights final : public ModelBin {
  public:
@@ -104,17 +120,7 @@ class RandomWeights final : public ModelBin {
   }
 
   void write(const std::vector<float>& v, WeightType type) {
-    if (!bin_) return;
-    if (type == WeightType::tagged) append(std::uint32_t{kTagF32});
-    const std::size_t at = bin_->size();
-    bin_->resize(at + v.size() * sizeof(float));
-    if (!v.empty()) std::memcpy(bin_->data() + at, v.data(), v.size() * sizeof(float));
-  }
-
-  void append(std::uint32_t v) {
-    const std::size_t at = bin_->size();
-    bin_->resize(at + sizeof v);
-    std::memcpy(bin_->data() + at, &v, sizeof v);
+    if (bin_) detail::append_weights(*bin_, v, type);
   }
 
   /// The value range of the current buffer.
@@ -160,12 +166,16 @@ class RandomWeights final : public ModelBin {
 /// std::uniform_real_distribution<float> per buffer; convolution and inner-product weights in
 /// +-sqrt(3 / (weight_data_size / num_output)), biases in +-0.1, BatchNorm slope and variance in
 /// [0.5, 1.5), mean and bias in +-0.1, Scale in [0.5, 1.5) and +-0.1, PReLU slopes in [0.05, 0.3),
-/// MemoryData in +-1, LayerNorm in [0.5, 1.5) and +-0.1; int8 layers' weight scales 127 / max|w|
+/// MemoryData in +-1, LayerNorm in [0.5, 1.5) and +-0.1, MultiHeadAttention's projections in
+/// +-sqrt(3 / input width) with biases in +-0.1, Gemm's constant B in +-sqrt(3 / K) and constant C
+/// in +-0.1; int8 layers' weight scales 127 / max|w|
 /// per output channel or group of the weights just drawn and blob scales 127 / 3. Any other layer
 /// that asks for weights is an error (the tool refuses it too).
 class NcnnRandomWeights final : public ModelBin {
  public:
-  explicit NcnnRandomWeights(std::uint32_t seed = 1234) : rng_(seed) {}
+  /// `bin`, when given, receives the buffers as ncnn .bin bytes (tagged buffers as f32).
+  explicit NcnnRandomWeights(std::uint32_t seed = 1234, std::vector<std::byte>* bin = nullptr)
+      : rng_(seed), bin_(bin) {}
 
   /// The layer whose buffers come next.
   void begin_layer(const LayerSpec& spec) {
@@ -176,7 +186,14 @@ class NcnnRandomWeights final : public ModelBin {
     weights_.clear();
   }
 
-  Result<std::vector<float>> load(std::size_t count, WeightType) override {
+  Result<std::vector<float>> load(std::size_t count, WeightType type) override {
+    auto v = buffer(count);
+    if (v.ok() && bin_) detail::append_weights(*bin_, *v, type);
+    return v;
+  }
+
+ private:
+  Result<std::vector<float>> buffer(std::size_t count) {
     last_type_ = ElemType::f32;
     if (count > RandomWeights::kMaxCount)
       return make_error("layer {} '{}' asks for {} weights in buffer {}, more than {}", type_,
@@ -205,11 +222,30 @@ class NcnnRandomWeights final : public ModelBin {
       return b == 0 ? draw(count, 0.5f, 1.5f) : draw(count, -0.1f, 0.1f);
     if (type_ == "PReLU") return draw(count, 0.05f, 0.3f);
     if (type_ == "MemoryData") return draw(count, -1.f, 1.f);
+    if (type_ == "MultiHeadAttention") {
+      // q, k, v, out weights (each +-sqrt(3 / its input width)) with their biases after each.
+      if (b % 2 == 1) return draw(count, -0.1f, 0.1f);
+      const int e = param(0, 0), qdim = param(2, 0) / std::max(1, e);
+      const int in = b == 0 ? qdim : b == 2 ? param(3, e) : b == 4 ? param(4, e) : e;
+      const float a = std::sqrt(3.f / float(std::max(1, in)));
+      return draw(count, -a, a);
+    }
+    if (type_ == "Gemm") {
+      // B (+-sqrt(3 / K)) when constant, then C (+-0.1) when constant; a constant A is not in
+      // the tool's scheme.
+      if (param(4, 0) != 0)
+        return make_error("layer {} '{}': a constant-A Gemm is not in ncnn_weights' scheme", type_,
+                          name_);
+      if (param(5, 0) != 0 && b == 0) {
+        const float a = std::sqrt(3.f / float(std::max(1, param(9, 0))));
+        return draw(count, -a, a);
+      }
+      return draw(count, -0.1f, 0.1f);
+    }
     return make_error("layer {} '{}': ncnn_weights' scheme does not cover this layer type", type_,
                       name_);
   }
 
- private:
   int param(int key, int def) const {
     if (!params_ || !params_->has(key) || params_->is_array(key)) return def;
     const ParamDict::Entry& e = params_->entry(key);
@@ -250,6 +286,7 @@ class NcnnRandomWeights final : public ModelBin {
   const ParamDict* params_ = nullptr;
   int buffer_ = 0;
   std::vector<float> weights_;
+  std::vector<std::byte>* bin_ = nullptr;
 };
 
 }  // namespace infer::io

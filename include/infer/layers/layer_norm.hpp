@@ -63,9 +63,6 @@ struct LayerNorm {
     if (affine_size != s.w && !(s.dims == 3 && affine_size == s.w * s.h))
       return shape_error(s.dims == 3 ? "affine_size must be the input's w or w * h"
                                      : "affine_size must be the input's w");
-    if (affine && (gamma_data.size() != std::size_t(affine_size) ||
-                   beta_data.size() != std::size_t(affine_size)))
-      return shape_error("gamma_data and beta_data must hold affine_size values each");
     return {};
   }
 
@@ -88,6 +85,12 @@ struct LayerNorm {
       return make_error("LayerNorm: {} (affine_size {}, input {}x{}x{}, {} dims)", c.error,
                         affine_size, in_shape[0].w, in_shape[0].h, in_shape[0].c,
                         in_shape[0].dims);
+    // Checked here, not in infer_shapes: a static graph plans before its weights are loaded.
+    if (affine && (gamma_data.size() != std::size_t(affine_size) ||
+                   beta_data.size() != std::size_t(affine_size)))
+      return make_error("LayerNorm: gamma_data and beta_data must hold affine_size ({}) values "
+                        "each, got {} and {}",
+                        affine_size, gamma_data.size(), beta_data.size());
     const MatView<T, Pack> in = bottom.view<T, Pack>(), o = top.view<T, Pack>();
     if (in.dims == 1) {  // one run over the whole blob; 1-D packing is the plain layout
       normalize<T, 1>(in.data, o.data, std::size_t(in.w) * Pack);

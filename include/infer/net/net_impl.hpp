@@ -87,6 +87,9 @@ struct NetContext::Impl {
   void* arena = nullptr;
   std::size_t arena_bytes = 0;
   std::vector<Mat> bufs;
+  /// bufs as bind() laid them out, when a step shrinks its output to the rows it found
+  /// (NodeDesc::variable_rows): restored before each run. Empty otherwise.
+  std::vector<Mat> planned;
   std::vector<Mat> outputs;
   bool profile = false;
   std::vector<StepTiming> timings;
@@ -121,6 +124,9 @@ struct NetContext::Impl {
       bufs[b] = Mat::wrap(static_cast<char*>(arena) + d.offset, d.shape, d.type, d.pack,
                           packed_layout(d.shape, d.type, d.pack).cstep);
     }
+    planned.clear();
+    for (const graph::NodeDesc& n : p.desc.nodes)
+      if (n.variable_rows && n.merged_into < 0) planned = bufs;
     outputs.resize(p.output_buffers.size());
     compiled = std::move(c);
     return {};
@@ -259,10 +265,11 @@ INFER_NET_FUNC Status NetBase::load_random_weights(std::uint64_t seed,
   return {};
 }
 
-INFER_NET_FUNC Status NetBase::load_ncnn_random_weights(std::uint32_t seed) {
+INFER_NET_FUNC Status NetBase::load_ncnn_random_weights(std::uint32_t seed,
+                                                        std::vector<std::byte>* bin) {
   if (!state_ || state_->layers.empty())
     return make_error("Net::load_ncnn_random_weights: load a .param first");
-  io::NcnnRandomWeights gen(seed);
+  io::NcnnRandomWeights gen(seed, bin);
   for (std::size_t n = 0; n < state_->layers.size(); ++n) {
     gen.begin_layer(spec_of(int(n)));
     Status s = state_->layers[n]->load(gen);
@@ -594,6 +601,7 @@ INFER_NET_FUNC Status NetContext::run(std::span<const NamedMat> inputs,
   const NetBase::Compiled& c = *x.compiled;
   const graph::Plan& p = c.plan;
   const std::string& source = net.state_->file.source;
+  if (!x.planned.empty()) std::copy(x.planned.begin(), x.planned.end(), x.bufs.begin());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const NamedMat& in = inputs[i];
     Mat& dst = x.bufs[std::size_t(p.input_buffers[i])];

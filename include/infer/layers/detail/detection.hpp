@@ -1,0 +1,84 @@
+// What ncnn's detection heads share (DetectionOutput, YoloDetectionOutput, Yolov3DetectionOutput):
+// candidate boxes with a label and score, one descending sort by score, greedy non-maximum
+// suppression over the sorted list, and the result rows (label, score, xmin, ymin, xmax, ymax).
+// The comparisons are ncnn's: boxes that only touch have no intersection, a box is dropped when
+// its intersection over union with a kept one is above the threshold (a NaN ratio, of two empty
+// boxes, drops nothing).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <infer/mat.hpp>
+#include <infer/status.hpp>
+#include <numeric>
+#include <vector>
+
+namespace infer::layers::detail {
+
+struct Detection {
+  float xmin, ymin, xmax, ymax;
+  float score;
+  int label;
+};
+
+/// Sorts by descending score; equal scores keep their order (ncnn's quicksort leaves them in an
+/// unspecified order: only exact ties can differ).
+inline void sort_by_score(std::vector<Detection>& d) {
+  std::stable_sort(d.begin(), d.end(),
+                   [](const Detection& a, const Detection& b) { return a.score > b.score; });
+}
+
+inline float intersection_area(const Detection& a, const Detection& b) {
+  if (a.xmin > b.xmax || a.xmax < b.xmin || a.ymin > b.ymax || a.ymax < b.ymin) return 0.f;
+  return (std::min(a.xmax, b.xmax) - std::max(a.xmin, b.xmin)) *
+         (std::min(a.ymax, b.ymax) - std::max(a.ymin, b.ymin));
+}
+
+/// Greedy suppression over `sorted` (descending scores): keeps a box unless its intersection over
+/// union with an already kept one is above `threshold`. Appends the kept boxes to `kept`.
+inline void suppress(const std::vector<Detection>& sorted, float threshold,
+                     std::vector<Detection>& kept) {
+  const std::size_t first = kept.size();
+  std::vector<float> area;
+  area.reserve(sorted.size());
+  for (const Detection& a : sorted) {
+    const float a_area = (a.xmax - a.xmin) * (a.ymax - a.ymin);
+    bool keep = true;
+    for (std::size_t j = first; j < kept.size() && keep; ++j) {
+      const float inter = intersection_area(a, kept[j]);
+      const float uni = a_area + area[j - first] - inter;
+      if (inter / uni > threshold) keep = false;
+    }
+    if (keep) {
+      kept.push_back(a);
+      area.push_back(a_area);
+    }
+  }
+}
+
+/// Writes `d` as rows (label + label_offset, score, xmin, ymin, xmax, ymax) into the first rows of
+/// `top`, a 6-wide f32 Mat planned for at least d.size() rows, and shrinks `top` to them.
+inline Status write_detections(const std::vector<Detection>& d, int label_offset, Mat& top,
+                               const char* layer) {
+  if (top.dims() != 2 || top.w() != 6 || top.type() != ElemType::f32 || top.elempack() != 1 ||
+      std::size_t(top.h()) < d.size())
+    return make_error("{}: the output is {}, expected f32 6 x at least {} rows", layer,
+                      top.describe(), d.size());
+  float* out = top.data_as<float>();
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    float* row = out + i * 6;
+    row[0] = float(d[i].label + label_offset);
+    row[1] = d[i].score;
+    row[2] = d[i].xmin;
+    row[3] = d[i].ymin;
+    row[4] = d[i].xmax;
+    row[5] = d[i].ymax;
+  }
+  top = top.first_rows(int(d.size()));
+  return {};
+}
+
+inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+}  // namespace infer::layers::detail

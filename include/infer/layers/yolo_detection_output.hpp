@@ -1,0 +1,146 @@
+// ncnn YoloDetectionOutput (YOLOv2's region head): each input is a map of num_box anchors x (4 box
+// values, objectness, num_class class logits) channels. The class logits of a position go through
+// a softmax; its best class scores sigmoid(objectness) x that probability, and at or above the
+// threshold its box is the anchor (biases, in map cells) scaled by exp of the predicted size,
+// centred on the position's sigmoid offsets. All boxes are sorted once by score and suppressed
+// together. Output: one row per detection (label + 1, score, xmin, ymin, xmax, ymax), best first,
+// in units of the image; no detection gives no rows (ncnn then hands back its first input, with
+// the softmax applied in place: infer leaves its inputs alone). The row count depends on the data:
+// the output is planned for one row per anchor and position and shrunk to the rows found (only
+// the caller may read it). f32, pack 1; the arithmetic follows ncnn's.
+#pragma once
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <infer/concepts.hpp>
+#include <infer/io/param_dict.hpp>
+#include <infer/layers/detail/detection.hpp>
+#include <infer/shape.hpp>
+#include <infer/small_vector.hpp>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace infer::layers {
+
+struct YoloDetectionOutput {
+  static constexpr std::string_view ncnn_type = "YoloDetectionOutput";  ///< type in .param files
+  /// One row per detection: the row count is known only when it runs.
+  static constexpr bool variable_rows = true;
+  int num_class = 20;                  ///< ncnn 0=num_class
+  int num_box = 5;                     ///< ncnn 1=num_box: anchors per position
+  float confidence_threshold = 0.01f;  ///< ncnn 2=confidence_threshold
+  float nms_threshold = 0.45f;         ///< ncnn 3=nms_threshold
+  SmallVector<float, 64> biases{};     ///< ncnn 4=biases: anchor (w, h) pairs, in map cells
+
+  using storage = storage_list<f32>;
+  using packs = pack_list<1>;
+
+  Status load_param(io::ParamReader& r) {
+    num_class = r.get(0, 20);
+    num_box = r.get(1, 5);
+    confidence_threshold = r.get(2, 0.01f);
+    nms_threshold = r.get(3, 0.45f);
+    const std::vector<float> b = r.get_floats(4);
+    if (b.size() > biases.capacity())
+      r.fail(4, fmt::format("biases holds {} values, at most {}", b.size(), biases.capacity()));
+    else
+      biases = b;
+    if (num_class < 1) r.fail(0, fmt::format("num_class must be >= 1, got {}", num_class));
+    if (num_box < 1) r.fail(1, fmt::format("num_box must be >= 1, got {}", num_box));
+    if (num_box >= 1 && biases.size() < std::size_t(num_box) * 2)
+      r.fail(4, fmt::format("biases must hold a (w, h) pair per box ({} values), got {}",
+                            num_box * 2, biases.size()));
+    return {};
+  }
+
+  constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
+    if (in.empty()) return shape_error("takes at least one input");
+    if (out.size() != 1) return shape_error("gives exactly one output blob");
+    if (num_class < 1 || num_box < 1) return shape_error("num_class and num_box must be >= 1");
+    if (biases.size() < std::size_t(num_box) * 2)
+      return shape_error("biases must hold a (w, h) pair per box");
+    long rows = 0;
+    for (const Shape& s : in) {
+      if (s.dims != 3) return shape_error("each input must be 3-D");
+      if (s.c != num_box * (5 + num_class))
+        return shape_error("each input needs num_box x (5 + num_class) channels");
+      rows += long(s.w) * s.h * num_box;
+    }
+    out[0] = Shape::of(6, int(std::clamp<long>(rows, 1, 1L << 30)));
+    return {};
+  }
+
+  template <StorageElement T, int Pack>
+  Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {
+    if (tops.size() != 1)
+      return make_error("YoloDetectionOutput: gives 1 output, got {}", tops.size());
+    SmallVector<Shape, 16> shapes;
+    for (const Mat& m : bottoms) {
+      if (!m.is<f32, 1>())
+        return make_error("YoloDetectionOutput: an input is {}, expected f32 pack 1", m.describe());
+      shapes.push_back(m.shape());
+    }
+    if (shapes.overflowed()) return make_error("YoloDetectionOutput: at most 16 inputs");
+    std::array<Shape, 1> out;
+    if (ShapeCheck c = infer_shapes(std::span<const Shape>(shapes.data(), shapes.size()), out);
+        !c.ok())
+      return make_error("YoloDetectionOutput: {}", c.error);
+    Mat& top = tops[0];
+    INFER_TRY(top.create(out[0], ElemType::f32, 1, opt.blob_alloc()));
+
+    std::vector<std::vector<detail::Detection>> per_box(bottoms.size() * std::size_t(num_box));
+#pragma omp parallel for num_threads(opt.num_threads) schedule(dynamic)
+    for (int t = 0; t < int(per_box.size()); ++t)
+      candidates(bottoms[std::size_t(t) / std::size_t(num_box)], t % num_box,
+                 per_box[std::size_t(t)]);
+    std::vector<detail::Detection> all;
+    for (const auto& v : per_box) all.insert(all.end(), v.begin(), v.end());
+    detail::sort_by_score(all);
+    std::vector<detail::Detection> kept;
+    detail::suppress(all, nms_threshold, kept);
+    return detail::write_detections(kept, 1, top, "YoloDetectionOutput");
+  }
+
+ private:
+  void candidates(const Mat& blob, int pp, std::vector<detail::Detection>& out) const {
+    const int w = blob.w(), h = blob.h();
+    const int p = pp * (5 + num_class);
+    const float bias_w = biases[std::size_t(pp) * 2], bias_h = biases[std::size_t(pp) * 2 + 1];
+    const float* x = blob.channel(p).data_as<const float>();
+    const float* y = blob.channel(p + 1).data_as<const float>();
+    const float* bw = blob.channel(p + 2).data_as<const float>();
+    const float* bh = blob.channel(p + 3).data_as<const float>();
+    const float* obj = blob.channel(p + 4).data_as<const float>();
+    const std::size_t cstep = blob.cstep();
+    const float* cls = blob.channel(p + 5).data_as<const float>();
+    for (int i = 0; i < h; ++i)
+      for (int j = 0; j < w; ++j) {
+        const std::size_t k = std::size_t(i) * std::size_t(w) + std::size_t(j);
+        // The softmax over the classes: its largest probability is 1 / sum exp(l - max).
+        float mx = cls[k];
+        int best = 0;
+        for (int q = 1; q < num_class; ++q)
+          if (const float v = cls[std::size_t(q) * cstep + k]; v > mx) {
+            mx = v;
+            best = q;
+          }
+        float sum = 0.f;
+        for (int q = 0; q < num_class; ++q) sum += std::exp(cls[std::size_t(q) * cstep + k] - mx);
+        const float score = detail::sigmoid(obj[k]) * (1.f / sum);
+        if (!(score >= confidence_threshold)) continue;
+        const float cx = (float(j) + detail::sigmoid(x[k])) / float(w);
+        const float cy = (float(i) + detail::sigmoid(y[k])) / float(h);
+        const float ww = std::exp(bw[k]) * bias_w / float(w);
+        const float hh = std::exp(bh[k]) * bias_h / float(h);
+        out.push_back(
+            {cx - ww * 0.5f, cy - hh * 0.5f, cx + ww * 0.5f, cy + hh * 0.5f, score, best});
+      }
+  }
+};
+
+}  // namespace infer::layers
