@@ -42,7 +42,7 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 flags=$(grep -o -w -E 'avx512f|avx512_vnni|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')
 "$peak" 2>/dev/null >"$out.peak"
 # A bench_peak figure: the counter of the line whose name starts with $1.
-peak_of() { grep "^$1/" "$out.peak" | sed 's/.*_per_s=//' | head -1; }
+peak_of() { grep "^$1/" "$out.peak" | grep "_per_s=" | sed 's/.*_per_s=//' | head -1 || true; }
 for t in 1 2; do
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" >"$out.$t"
   # Like for like where ncnn streams fp16 InnerProduct weights: infer with its f16-weight option.
@@ -64,10 +64,18 @@ done
   echo "Each figure is the min ms of $loops loops; each model alternates between the two engines for"
   echo "$rounds rounds per thread count; \"best\" is the best round, \"median\" the median round, \"spread\""
   echo "the best to worst round; ncnn / infer divides the best figures."
-  echo "bench_peak on this machine: AVX-512 FMA peak $(peak_of peak/fma_avx512/threads:1) /"
-  echo "$(peak_of peak/fma_avx512/threads:2) GFLOP/s at 1 / 2 threads, copy bandwidth"
-  echo "$(peak_of memory/copy_256M/threads:1) / $(peak_of memory/copy_256M/threads:2) GB/s; AVX-512 VNNI int8 peak"
-  echo "$(peak_of peak/fma_avx512_vnni/threads:1) / $(peak_of peak/fma_avx512_vnni/threads:2) GOP/s."
+  # The widest FMA the CPU has (bench_peak reports the others as unsupported).
+  isa=avx512
+  [ -n "$(peak_of peak/fma_avx512/threads:1)" ] || isa=avx2
+  label=$([ "$isa" = avx512 ] && echo "AVX-512" || echo "AVX2")
+  echo "bench_peak on this machine: $label FMA peak $(peak_of peak/fma_$isa/threads:1) /"
+  echo "$(peak_of peak/fma_$isa/threads:2) GFLOP/s at 1 / 2 threads, copy bandwidth"
+  if [ -n "$(peak_of peak/fma_avx512_vnni/threads:1)" ]; then
+    echo "$(peak_of memory/copy_256M/threads:1) / $(peak_of memory/copy_256M/threads:2) GB/s; AVX-512 VNNI int8 peak"
+    echo "$(peak_of peak/fma_avx512_vnni/threads:1) / $(peak_of peak/fma_avx512_vnni/threads:2) GOP/s."
+  else
+    echo "$(peak_of memory/copy_256M/threads:1) / $(peak_of memory/copy_256M/threads:2) GB/s (no AVX-512 VNNI)."
+  fi
   echo
   for t in 1 2; do
     echo "$t thread(s):"

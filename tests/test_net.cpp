@@ -1,9 +1,13 @@
 // infer::Net on the real networks in models/: the fast plan (fused, packed, in place) against the
 // reference plan (pack 1, nothing fused or folded, every blob its own buffer) on the same random
 // weights and input; weights through .bin bytes; any blob as an output; errors.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fmt/core.h>
+#include <infer/graph/print.hpp>
 #include <infer/net.hpp>
+#include <infer/simd.hpp>
 #include <string>
 
 #include "support/model_compare.hpp"
@@ -243,4 +247,50 @@ TEST_CASE("Net: grouped convolutions run at a pack that fills their groups", "[n
     if (s.kind == infer::graph::StepDesc::layer &&
         (*plan)->desc.nodes[std::size_t(s.node)].type == "ConvolutionDepthWise")
       CHECK(s.pack == 8);  // 80 and 72 channels per group, then 8 and 8
+}
+
+TEST_CASE("Net: a convolution of a pack-1 input writes the widest pack its outputs allow",
+          "[net]") {
+  // A 3-channel stem's GEMM gathers its pack-1 input anyway: its output is planned at the widest
+  // pack its channels allow (24 -> 8, 20 -> 4, 13 -> 1) and stored as whole vectors, with no
+  // repack before the next layer; the values match the reference plan's (pack 1 everywhere).
+  const std::array<std::array<int, 3>, 4> stems{{{24, 3, 2}, {20, 7, 2}, {13, 3, 1}, {32, 1, 1}}};
+  for (auto [outs, kernel, stride] : stems) {
+    CAPTURE(outs, kernel, stride);
+    const std::string text = fmt::format(
+        "7767517\n3 3\nInput data 0 1 data 0=23 1=17 2=3\n"
+        "Convolution stem 1 1 data a 0={} 1={} 3={} 4={} 5=1 6={} 9=1\n"
+        "Convolution next 1 1 a out 0=16 1=1 5=1 6={}\n",
+        outs, kernel, stride, kernel / 2, outs * 3 * kernel * kernel, outs * 16);
+    infer::Net fast, ref(kReference);
+    REQUIRE(fast.load_param_text(text).ok());
+    REQUIRE(ref.load_param_text(text).ok());
+    REQUIRE(fast.load_random_weights(5).ok());
+    REQUIRE(ref.load_random_weights(5).ok());
+    const infer::Mat in = make_input(fast.input_shape());
+    auto a = fast.run(in);
+    auto b = ref.run(in);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(relative_error(*a, *b) < 1e-5);
+    const infer::NamedMat inputs[] = {{"data", in}};
+    const std::string_view names[] = {"out"};
+    auto plan = fast.plan(inputs, names);
+    REQUIRE(plan.ok());
+    const infer::graph::Plan& p = **plan;
+    INFO(infer::graph::format_plan(p));
+    const int widest = infer::simd::max_width >= 16 ? 16 : infer::simd::max_width;
+    int stem_out = -1, repacked = 0;
+    for (const auto& s : p.steps) {
+      if (s.kind == infer::graph::StepDesc::layer &&
+          p.desc.nodes[std::size_t(s.node)].name == "stem") {
+        CHECK(s.pack == 1);
+        stem_out = s.out[0];
+        CHECK(p.buffers[std::size_t(stem_out)].pack == infer::pack_for(outs, widest));
+      }
+      repacked += s.kind == infer::graph::StepDesc::repack && s.in[0] == stem_out;
+    }
+    CHECK(stem_out >= 0);
+    CHECK(repacked == 0);
+  }
 }

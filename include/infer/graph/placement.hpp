@@ -349,8 +349,14 @@ constexpr PlanError place(Plan& p) {
     // its output's pack writes the widest pack its output allows.
     // So does a quantized layer on the CPU (its int8 GEMM stores any pack): a 3-channel stem
     // writes its 64 outputs at pack 16 rather than pack 1 and a repack after it.
+    // So does an f32 convolution on the CPU whose input is at pack 1 (a 3-channel stem): its
+    // GEMM gathers the input anyway and stores whole vectors of the wider output.
+    const bool wide_stem = !gpu && !d.int8 && d.cpu_wide_out_from_pack1 && s.pack == 1 &&
+                           s.type == ElemType::f32 && d.residual < 0;
     const int out_max =
-        (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) ? max_pack : s.pack;
+        (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) || wide_stem
+            ? max_pack
+            : s.pack;
     const ElemType out_type = d.int8 && !gpu ? d.int8_out_type : s.type;
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), out_max);

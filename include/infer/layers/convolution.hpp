@@ -47,6 +47,11 @@ struct Convolution {
   /// Its GPU kernels read and write packs 1 and 4 independently: the composer gives its output
   /// the widest pack the output channels allow.
   static constexpr bool vulkan_any_out_pack = true;
+  /// On the CPU, an f32 pack-1 input (a 3-channel stem) is read by the GEMM's gather whatever the
+  /// output's pack: the composer gives the output the widest pack its channels allow, which the
+  /// kernel stores as whole vectors, with no repack after it (forward_padded follows the planned
+  /// output's pack).
+  static constexpr bool cpu_wide_out_from_pack1 = true;
   int num_output = 0;            ///< ncnn 0=num_output
   int kernel_w = 0;              ///< ncnn 1=kernel_w
   int dilation_w = 1;            ///< ncnn 2=dilation_w
@@ -475,9 +480,18 @@ struct Convolution {
     const int maxk = detail::conv_window(*this).maxk();
     auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
     if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
-    const int out_pack = pack_for(num_output, Pack);
-    INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), elem_type_v<T>, out_pack,
-                         opt.blob_alloc()));
+    // The output's pack: the input's, or for an f32 pack-1 input the one the graph planned for
+    // its output (cpu_wide_out_from_pack1), which a planned output Mat already holds.
+    constexpr int kOutMax = Pack == 1 && std::same_as<T, f32> ? simd::max_width : Pack;
+    const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
+    int out_pack = pack_for(num_output, Pack);
+    if constexpr (kOutMax > Pack) {
+      const int planned = top.elempack();
+      if (!top.empty() && top.type() == elem_type_v<T> && top.shape() == out_shape &&
+          planned <= kOutMax && (planned == 4 || planned == 8 || planned == 16))
+        out_pack = planned;
+    }
+    INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
@@ -504,7 +518,7 @@ struct Convolution {
       Mat workspace;
       INFER_TRY(workspace.create(Shape::of(int(per_thread * std::size_t(threads))), ElemType::f32,
                                  1, opt.workspace_alloc()));
-      detail::with_pack<Pack>(out_pack, [&](auto op) {
+      detail::with_pack<kOutMax>(out_pack, [&](auto op) {
         constexpr int OutPack = decltype(op)::value;
         kernels::gemm::convolution_gemm<T, Pack, OutPack>(
             src.view<T, Pack>(), top.view<T, OutPack>(), weight_packed.data(), bias_packed.data(),
@@ -512,7 +526,7 @@ struct Convolution {
       });
       return {};
     } else {
-      detail::with_pack<Pack>(out_pack, [&](auto op) {
+      detail::with_pack<kOutMax>(out_pack, [&](auto op) {
         constexpr int OutPack = decltype(op)::value;
         kernels::convolution_direct<T, Pack, OutPack>(src.view<T, Pack>(), top.view<T, OutPack>(),
                                                       weight_packed.data(), bias_packed.data(), g,
