@@ -21,11 +21,14 @@
 #include <random>
 
 #include "support/layer_tester.hpp"
+#include "support/random_values.hpp"
 
 using infer::Mat;
 using infer::Shape;
 using infer::test::LayerTester;
+using infer::test::mat_of;
 using infer::test::RefTensor;
+using infer::test::uniform;
 
 namespace {
 
@@ -151,21 +154,6 @@ Mat run_head(const L& l, const std::vector<Mat>& in, int threads) {
   INFO((st.ok() ? std::string() : st.message()));
   REQUIRE(st.ok());
   return tops[0];
-}
-
-std::vector<float> uniform(std::size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-Mat mat_of(const Shape& s, const std::vector<float>& v) {
-  RefTensor t(s);
-  REQUIRE(t.v.size() == v.size());
-  t.v = v;
-  return infer::test::to_mat(t);
 }
 
 // ---- DetectionOutput ----

@@ -14,30 +14,18 @@
 #include <random>
 #include <vector>
 
+#include "support/random_values.hpp"
 #include "support/ref_tensor.hpp"
 
 using infer::Mat;
 using infer::Shape;
 using infer::layers::Gemm;
 using infer::layers::MultiHeadAttention;
+using infer::test::mat_of;
 using infer::test::RefTensor;
+using infer::test::uniform;
 
 namespace {
-
-std::vector<float> uniform(std::size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-Mat mat_of(const Shape& s, const std::vector<float>& v) {
-  RefTensor t(s);
-  REQUIRE(t.v.size() == v.size());
-  t.v = v;
-  return infer::test::to_mat(t);
-}
 
 /// Runs `l` (prepared) on `in` at 1 and 2 threads; checks each result against `want` (logical
 /// values, row-major) within 1e-5 of its largest magnitude.

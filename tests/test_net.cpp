@@ -4,6 +4,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <fmt/core.h>
 #include <infer/graph/print.hpp>
 #include <infer/net.hpp>
@@ -61,6 +62,30 @@ void check_model(const std::string& name) {
   auto plan = fast.plan(in, outs);
   REQUIRE(plan.ok());
   infer::test::check_no_overlap(**plan);
+}
+}  // namespace
+
+namespace {
+/// Runs the one-input network `text` (its output blob "out") at the default target and as the
+/// reference plan on the same random weights; checks that they agree within 1e-5 and returns the
+/// default target's plan.
+infer::graph::Plan plan_matching_reference(const std::string& text, std::uint64_t seed) {
+  infer::Net fast, ref(kReference);
+  REQUIRE(fast.load_param_text(text).ok());
+  REQUIRE(ref.load_param_text(text).ok());
+  REQUIRE(fast.load_random_weights(seed).ok());
+  REQUIRE(ref.load_random_weights(seed).ok());
+  const infer::Mat in = make_input(fast.input_shape());
+  auto a = fast.run(in);
+  auto b = ref.run(in);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(relative_error(*a, *b) < 1e-5);
+  const infer::NamedMat inputs[] = {{"data", in}};
+  const std::string_view outs[] = {"out"};
+  auto plan = fast.plan(inputs, outs);
+  REQUIRE(plan.ok());
+  return **plan;
 }
 }  // namespace
 
@@ -228,24 +253,10 @@ TEST_CASE("Net: grouped convolutions run at a pack that fills their groups", "[n
       "ConvolutionDepthWise g1 1 1 data a 0=216 1=1 5=1 6=17280 7=3\n"
       "ConvolutionDepthWise g2 1 1 a b 0=216 1=3 4=1 5=1 6=15552 7=27\n"
       "Convolution c 1 1 b out 0=32 1=1 5=1 6=6912\n";
-  infer::Net fast, ref(kReference);
-  REQUIRE(fast.load_param_text(text).ok());
-  REQUIRE(ref.load_param_text(text).ok());
-  REQUIRE(fast.load_random_weights(9).ok());
-  REQUIRE(ref.load_random_weights(9).ok());
-  const infer::Mat in = make_input(fast.input_shape());
-  auto a = fast.run(in);
-  auto b = ref.run(in);
-  REQUIRE(a.ok());
-  REQUIRE(b.ok());
-  CHECK(relative_error(*a, *b) < 1e-5);
-  const infer::NamedMat inputs[] = {{"data", in}};
-  const std::string_view outs[] = {"out"};
-  auto plan = fast.plan(inputs, outs);
-  REQUIRE(plan.ok());
-  for (const auto& s : (*plan)->steps)
+  const infer::graph::Plan p = plan_matching_reference(text, 9);
+  for (const auto& s : p.steps)
     if (s.kind == infer::graph::StepDesc::layer &&
-        (*plan)->desc.nodes[std::size_t(s.node)].type == "ConvolutionDepthWise")
+        p.desc.nodes[std::size_t(s.node)].type == "ConvolutionDepthWise")
       CHECK(s.pack == 8);  // 80 and 72 channels per group, then 8 and 8
 }
 
@@ -262,22 +273,7 @@ TEST_CASE("Net: a convolution of a pack-1 input writes the widest pack its outpu
         "Convolution stem 1 1 data a 0={} 1={} 3={} 4={} 5=1 6={} 9=1\n"
         "Convolution next 1 1 a out 0=16 1=1 5=1 6={}\n",
         outs, kernel, stride, kernel / 2, outs * 3 * kernel * kernel, outs * 16);
-    infer::Net fast, ref(kReference);
-    REQUIRE(fast.load_param_text(text).ok());
-    REQUIRE(ref.load_param_text(text).ok());
-    REQUIRE(fast.load_random_weights(5).ok());
-    REQUIRE(ref.load_random_weights(5).ok());
-    const infer::Mat in = make_input(fast.input_shape());
-    auto a = fast.run(in);
-    auto b = ref.run(in);
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    CHECK(relative_error(*a, *b) < 1e-5);
-    const infer::NamedMat inputs[] = {{"data", in}};
-    const std::string_view names[] = {"out"};
-    auto plan = fast.plan(inputs, names);
-    REQUIRE(plan.ok());
-    const infer::graph::Plan& p = **plan;
+    const infer::graph::Plan p = plan_matching_reference(text, 5);
     INFO(infer::graph::format_plan(p));
     const int widest = infer::simd::max_width >= 16 ? 16 : infer::simd::max_width;
     int stem_out = -1, repacked = 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <infer/convert.hpp>
 #include <infer/mat.hpp>
+#include <stdexcept>
 #include <vector>
 
 namespace infer::test {
@@ -33,6 +34,15 @@ inline Mat to_mat(const RefTensor& t) {
   for (int q = 0; q < channels; ++q)
     std::memcpy(m.channel_data(q), t.v.data() + q * per, per * sizeof(float));
   return m;
+}
+
+/// An f32 pack-1 Mat of `shape` holding `values` (in RefTensor's order: w fastest).
+inline Mat mat_of(const Shape& shape, const std::vector<float>& values) {
+  RefTensor t(shape);
+  if (t.v.size() != values.size())
+    throw std::invalid_argument("mat_of: the values do not fill the shape");
+  t.v = values;
+  return to_mat(t);
 }
 
 /// The values of any Mat (any type, any pack) as a RefTensor; i8 values are read as integers.

@@ -242,7 +242,7 @@ class TextReader {
     bool found = false;
     for (;;) {
       std::string_view line;
-      INFER_TRY(next_nonblank_any(line, found));
+      INFER_TRY(next_nonblank(line, found, false));
       if (!found) break;
       if (count++ == 0) {  // its first tokens, single-spaced
         first = line_no_;
@@ -260,19 +260,6 @@ class TextReader {
     return {};
   }
 
-  /// next_nonblank without the check of the final newline (an ignored tail may lack it).
-  Status next_nonblank_any(std::string_view& line, bool& found) {
-    found = false;
-    while (more()) {
-      INFER_TRY(next_line(line));
-      split(line);
-      if (!tokens_.empty()) {
-        found = true;
-        return {};
-      }
-    }
-    return {};
-  }
 
   /// The next physical line (without its '\n'); an Error when it is over-long. Call only while
   /// more().
@@ -299,15 +286,17 @@ class TextReader {
     return {};
   }
 
-  /// The next line holding a token (its tokens in tokens_); `found` is false at the end.
-  Status next_nonblank(std::string_view& line, bool& found) {
+  /// The next line holding a token (its tokens in tokens_); `found` is false at the end. With
+  /// `whole`, a last line without its newline is an error (truncated); the ignored tail after the
+  /// declared layers may lack it.
+  Status next_nonblank(std::string_view& line, bool& found, bool whole = true) {
     found = false;
     while (more()) {
       INFER_TRY(next_line(line));
       split(line);
       if (!tokens_.empty()) {
         found = true;
-        return terminated();
+        return whole ? terminated() : Status{};
       }
     }
     return {};

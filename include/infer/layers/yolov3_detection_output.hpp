@@ -112,36 +112,10 @@ struct Yolov3DetectionOutput {
 
   template <StorageElement T, int Pack>
   Status forward(std::span<const Mat> bottoms, std::span<Mat> tops, const Option& opt) const {
-    if (tops.size() != 1)
-      return make_error("Yolov3DetectionOutput: gives 1 output, got {}", tops.size());
-    SmallVector<Shape, 16> shapes;
-    for (const Mat& m : bottoms) {
-      if (!m.is<f32, 1>())
-        return make_error("Yolov3DetectionOutput: an input is {}, expected f32 pack 1",
-                          m.describe());
-      shapes.push_back(m.shape());
-    }
-    if (shapes.overflowed()) return make_error("Yolov3DetectionOutput: at most 16 inputs");
-    std::array<Shape, 1> out;
-    if (ShapeCheck c = infer_shapes(std::span<const Shape>(shapes.data(), shapes.size()), out);
-        !c.ok())
-      return make_error("Yolov3DetectionOutput: {}", c.error);
-    Mat& top = tops[0];
-    INFER_TRY(top.create(out[0], ElemType::f32, 1, opt.blob_alloc()));
-
-    std::vector<std::vector<detail::Detection>> per_box(bottoms.size() * std::size_t(num_box));
-#pragma omp parallel for num_threads(opt.num_threads) schedule(dynamic)
-    for (int t = 0; t < int(per_box.size()); ++t) {
-      const std::size_t b = std::size_t(t) / std::size_t(num_box);
-      const int pp = t % num_box;
-      candidates(bottoms[b], int(b), pp, per_box[std::size_t(t)]);
-    }
-    std::vector<detail::Detection> all;
-    for (const auto& v : per_box) all.insert(all.end(), v.begin(), v.end());
-    detail::sort_by_score(all);
-    std::vector<detail::Detection> kept;
-    detail::suppress(all, nms_threshold, kept);
-    return detail::write_detections(kept, 1, top, "Yolov3DetectionOutput");
+    return detail::yolo_forward(*this, bottoms, tops, opt, "Yolov3DetectionOutput",
+                                [this](const Mat& blob, int input, int anchor, auto& out) {
+                                  candidates(blob, input, anchor, out);
+                                });
   }
 
  private:

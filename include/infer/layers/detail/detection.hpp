@@ -7,11 +7,16 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <infer/mat.hpp>
+#include <infer/option.hpp>
+#include <infer/shape.hpp>
+#include <infer/small_vector.hpp>
 #include <infer/status.hpp>
 #include <numeric>
+#include <span>
 #include <vector>
 
 namespace infer::layers::detail {
@@ -80,5 +85,39 @@ inline Status write_detections(const std::vector<Detection>& d, int label_offset
 }
 
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+/// The forward of the YOLO heads (YoloDetectionOutput, Yolov3DetectionOutput): checks the f32
+/// pack-1 inputs against the layer's infer_shapes, gathers each (input, anchor) pair's candidates
+/// in parallel (`candidates(blob, input, anchor, out)`), sorts them all once by score, suppresses
+/// overlaps above the layer's nms_threshold and writes the rows (label + 1) into tops[0].
+template <class L, class Candidates>
+Status yolo_forward(const L& layer, std::span<const Mat> bottoms, std::span<Mat> tops,
+                    const Option& opt, const char* name, Candidates&& candidates) {
+  if (tops.size() != 1) return make_error("{}: gives 1 output, got {}", name, tops.size());
+  SmallVector<Shape, 16> shapes;
+  for (const Mat& m : bottoms) {
+    if (!m.is<f32, 1>())
+      return make_error("{}: an input is {}, expected f32 pack 1", name, m.describe());
+    shapes.push_back(m.shape());
+  }
+  if (shapes.overflowed()) return make_error("{}: at most 16 inputs", name);
+  std::array<Shape, 1> out;
+  if (ShapeCheck c = layer.infer_shapes(std::span<const Shape>(shapes.data(), shapes.size()), out);
+      !c.ok())
+    return make_error("{}: {}", name, c.error);
+  Mat& top = tops[0];
+  INFER_TRY(top.create(out[0], ElemType::f32, 1, opt.blob_alloc()));
+  const int boxes = layer.num_box;
+  std::vector<std::vector<Detection>> per_box(bottoms.size() * std::size_t(boxes));
+#pragma omp parallel for num_threads(opt.num_threads) schedule(dynamic)
+  for (int t = 0; t < int(per_box.size()); ++t)
+    candidates(bottoms[std::size_t(t / boxes)], t / boxes, t % boxes, per_box[std::size_t(t)]);
+  std::vector<Detection> all;
+  for (const auto& v : per_box) all.insert(all.end(), v.begin(), v.end());
+  sort_by_score(all);
+  std::vector<Detection> kept;
+  suppress(all, layer.nms_threshold, kept);
+  return write_detections(kept, 1, top, name);
+}
 
 }  // namespace infer::layers::detail
