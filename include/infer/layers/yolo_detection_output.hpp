@@ -41,17 +41,7 @@ struct YoloDetectionOutput {
   using packs = pack_list<1>;
 
   Status load_param(io::ParamReader& r) {
-    num_class = r.get(0, 20);
-    num_box = r.get(1, 5);
-    confidence_threshold = r.get(2, 0.01f);
-    nms_threshold = r.get(3, 0.45f);
-    const std::vector<float> b = r.get_floats(4);
-    if (b.size() > biases.capacity())
-      r.fail(4, fmt::format("biases holds {} values, at most {}", b.size(), biases.capacity()));
-    else
-      biases = b;
-    if (num_class < 1) r.fail(0, fmt::format("num_class must be >= 1, got {}", num_class));
-    if (num_box < 1) r.fail(1, fmt::format("num_box must be >= 1, got {}", num_box));
+    detail::read_yolo_keys(r, *this);
     if (num_box >= 1 && biases.size() < std::size_t(num_box) * 2)
       r.fail(4, fmt::format("biases must hold a (w, h) pair per box ({} values), got {}",
                             num_box * 2, biases.size()));

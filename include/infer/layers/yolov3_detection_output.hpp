@@ -49,15 +49,7 @@ struct Yolov3DetectionOutput {
   using packs = pack_list<1>;
 
   Status load_param(io::ParamReader& r) {
-    num_class = r.get(0, 20);
-    num_box = r.get(1, 5);
-    confidence_threshold = r.get(2, 0.01f);
-    nms_threshold = r.get(3, 0.45f);
-    const std::vector<float> b = r.get_floats(4);
-    if (b.size() > biases.capacity())
-      r.fail(4, fmt::format("biases holds {} values, at most {}", b.size(), biases.capacity()));
-    else
-      biases = b;
+    detail::read_yolo_keys(r, *this);
     const std::vector<io::ParamValue> m = r.get_values(5);
     if (m.size() > mask.capacity())
       r.fail(5, fmt::format("mask holds {} values, at most {}", m.size(), mask.capacity()));
@@ -79,8 +71,6 @@ struct Yolov3DetectionOutput {
                             anchors_scale.capacity()));
     else
       anchors_scale = a;
-    if (num_class < 1) r.fail(0, fmt::format("num_class must be >= 1, got {}", num_class));
-    if (num_box < 1) r.fail(1, fmt::format("num_box must be >= 1, got {}", num_box));
     for (int k : mask)
       if (std::size_t(k) * 2 + 1 >= biases.size()) {
         r.fail(5, fmt::format("mask names anchor {}, biases hold {}", k, biases.size() / 2));

@@ -10,6 +10,8 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <fmt/core.h>
+#include <infer/io/param_dict.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
 #include <infer/shape.hpp>
@@ -85,6 +87,24 @@ inline Status write_detections(const std::vector<Detection>& d, int label_offset
 }
 
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+/// Reads the keys the YOLO heads share, with ncnn's defaults: 0=num_class, 1=num_box,
+/// 2=confidence_threshold, 3=nms_threshold, 4=biases (at most the field's capacity); checks the
+/// counts.
+template <class L>
+void read_yolo_keys(io::ParamReader& r, L& l) {
+  l.num_class = r.get(0, 20);
+  l.num_box = r.get(1, 5);
+  l.confidence_threshold = r.get(2, 0.01f);
+  l.nms_threshold = r.get(3, 0.45f);
+  const std::vector<float> b = r.get_floats(4);
+  if (b.size() > l.biases.capacity())
+    r.fail(4, fmt::format("biases holds {} values, at most {}", b.size(), l.biases.capacity()));
+  else
+    l.biases = b;
+  if (l.num_class < 1) r.fail(0, fmt::format("num_class must be >= 1, got {}", l.num_class));
+  if (l.num_box < 1) r.fail(1, fmt::format("num_box must be >= 1, got {}", l.num_box));
+}
 
 /// The forward of the YOLO heads (YoloDetectionOutput, Yolov3DetectionOutput): checks the f32
 /// pack-1 inputs against the layer's infer_shapes, gathers each (input, anchor) pair's candidates
