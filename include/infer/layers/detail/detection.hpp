@@ -6,11 +6,12 @@
 // boxes, drops nothing).
 #pragma once
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
-#include <fmt/core.h>
 #include <infer/io/param_dict.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
