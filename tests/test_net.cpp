@@ -9,6 +9,7 @@
 #include <infer/graph/print.hpp>
 #include <infer/net.hpp>
 #include <infer/simd.hpp>
+#include <memory>
 #include <string>
 
 #include "support/model_compare.hpp"
@@ -69,23 +70,31 @@ namespace {
 /// Runs the one-input network `text` (its output blob "out") at the default target and as the
 /// reference plan on the same random weights; checks that they agree within 1e-5 and returns the
 /// default target's plan.
-infer::graph::Plan plan_matching_reference(const std::string& text, std::uint64_t seed) {
-  infer::Net fast, ref(kReference);
-  REQUIRE(fast.load_param_text(text).ok());
+// A plan names its layers and blobs through views into the network that made it: the network is
+// returned beside the plan and must outlive every read of it.
+struct PlannedNet {
+  std::unique_ptr<infer::Net> net;
+  std::shared_ptr<const infer::graph::Plan> plan;
+};
+
+PlannedNet plan_matching_reference(const std::string& text, std::uint64_t seed) {
+  auto fast = std::make_unique<infer::Net>();
+  infer::Net ref(kReference);
+  REQUIRE(fast->load_param_text(text).ok());
   REQUIRE(ref.load_param_text(text).ok());
-  REQUIRE(fast.load_random_weights(seed).ok());
+  REQUIRE(fast->load_random_weights(seed).ok());
   REQUIRE(ref.load_random_weights(seed).ok());
-  const infer::Mat in = make_input(fast.input_shape());
-  auto a = fast.run(in);
+  const infer::Mat in = make_input(fast->input_shape());
+  auto a = fast->run(in);
   auto b = ref.run(in);
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   CHECK(relative_error(*a, *b) < 1e-5);
   const infer::NamedMat inputs[] = {{"data", in}};
   const std::string_view outs[] = {"out"};
-  auto plan = fast.plan(inputs, outs);
+  auto plan = fast->plan(inputs, outs);
   REQUIRE(plan.ok());
-  return **plan;
+  return {std::move(fast), *plan};
 }
 }  // namespace
 
@@ -253,7 +262,8 @@ TEST_CASE("Net: grouped convolutions run at a pack that fills their groups", "[n
       "ConvolutionDepthWise g1 1 1 data a 0=216 1=1 5=1 6=17280 7=3\n"
       "ConvolutionDepthWise g2 1 1 a b 0=216 1=3 4=1 5=1 6=15552 7=27\n"
       "Convolution c 1 1 b out 0=32 1=1 5=1 6=6912\n";
-  const infer::graph::Plan p = plan_matching_reference(text, 9);
+  const PlannedNet planned = plan_matching_reference(text, 9);
+  const infer::graph::Plan& p = *planned.plan;
   for (const auto& s : p.steps)
     if (s.kind == infer::graph::StepDesc::layer &&
         p.desc.nodes[std::size_t(s.node)].type == "ConvolutionDepthWise")
@@ -273,7 +283,8 @@ TEST_CASE("Net: a convolution of a pack-1 input writes the widest pack its outpu
         "Convolution stem 1 1 data a 0={} 1={} 3={} 4={} 5=1 6={} 9=1\n"
         "Convolution next 1 1 a out 0=16 1=1 5=1 6={}\n",
         outs, kernel, stride, kernel / 2, outs * 3 * kernel * kernel, outs * 16);
-    const infer::graph::Plan p = plan_matching_reference(text, 5);
+    const PlannedNet planned = plan_matching_reference(text, 5);
+    const infer::graph::Plan& p = *planned.plan;
     INFO(infer::graph::format_plan(p));
     const int widest = infer::simd::max_width >= 16 ? 16 : infer::simd::max_width;
     int stem_out = -1, repacked = 0;
