@@ -294,6 +294,51 @@ TEST_CASE("on the GPU an element-wise producer takes in the activation after it"
   CHECK(step_of(mixed, "relu") != nullptr);
 }
 
+TEST_CASE("on the GPU a producer takes in an activation only the shaders apply", "[graph][gpu]") {
+  // in -> ip (an InnerProduct: forward_fused) -> hs (HardSigmoid: no CPU kernel fuses it) -> out.
+  auto graph_of = [](bool ip_on_gpu, bool hs_on_gpu) {
+    graph::GraphDesc d;
+    d.inputs.push_back(d.blob_id("in"));
+    d.input_shapes.push_back(Shape::of(5, 3, 8));
+    graph::NodeDesc ip = make_node(d, "ip", "in", "x", ip_on_gpu);
+    ip.type = "InnerProduct";
+    ip.fuses_activation = true;
+    d.nodes.push_back(ip);
+    graph::NodeDesc hs = make_node(d, "hs", "x", "out", hs_on_gpu, true);
+    hs.type = "HardSigmoid";
+    hs.as_gpu_activation = {int(layers::ActivationType::hardsigmoid), {0.25f, 0.5f}};
+    d.nodes.push_back(hs);
+    d.outputs.push_back(d.blob_id("out"));
+    return d;
+  };
+  auto step_of = [](const graph::Plan& p, std::string_view name) -> const StepDesc* {
+    for (const StepDesc& s : p.steps)
+      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
+    return nullptr;
+  };
+  // Both on the GPU: the HardSigmoid is the InnerProduct's epilogue, its parameters kept.
+  const graph::Plan gpu = graph::compose(graph_of(true, true), gpu_target(), same_shape_fn);
+  INFO(graph::format_plan(gpu));
+  REQUIRE(gpu.error.ok());
+  const StepDesc* ip = step_of(gpu, "ip");
+  REQUIRE(ip);
+  CHECK(ip->act.type == int(layers::ActivationType::hardsigmoid));
+  CHECK(ip->act.params[0] == 0.25f);
+  CHECK(ip->act.params[1] == 0.5f);
+  CHECK(step_of(gpu, "hs") == nullptr);
+  CHECK_THAT(graph::format_plan(gpu), Catch::Contains("+HardSigmoid"));
+  // A CPU target, or either layer on the CPU: two steps, the InnerProduct without an activation.
+  for (const graph::Plan& p :
+       {graph::compose(graph_of(true, true), graph::Target{}, same_shape_fn),
+        graph::compose(graph_of(false, true), gpu_target(), same_shape_fn),
+        graph::compose(graph_of(true, false), gpu_target(), same_shape_fn)}) {
+    REQUIRE(p.error.ok());
+    REQUIRE(step_of(p, "ip"));
+    CHECK(step_of(p, "ip")->act.type == 0);
+    CHECK(step_of(p, "hs") != nullptr);
+  }
+}
+
 TEST_CASE("on the GPU a convolution takes in the residual sum after it, then its activation",
           "[graph][gpu]") {
   // ResNet's block: in -> short (gpu) ; in -> conv -> bn -> sum(conv, short) -> relu -> out.

@@ -9,6 +9,7 @@
 #include <infer/net.hpp>
 #include <infer/vulkan/context.hpp>
 #include <string>
+#include <utility>
 
 #include "support/model_compare.hpp"
 #include "vulkan/support.hpp"
@@ -139,12 +140,13 @@ TEST_CASE("Vulkan Net: the networks of models/ match the CPU", "[vulkan][net]") 
       CHECK(f32.output < 3e-4);
     }
     // f16 storage rounds every blob to 11 bits: 3e-2 of the largest value, logits and output.
-    // mobilenet_v3's logits are held to 0.15 (0.10 on lavapipe's FMA path and 0.097 on an H100's
+    // mobilenet_v3's logits are held to 0.15 (0.068 on lavapipe's FMA path and 0.124 on an H100's
     // tensor cores): with random weights its squeeze-excitation layers' second InnerProduct gives
-    // values up to +-260, which f16 stores to within 0.125 before HardSigmoid (slope 1/6) turns
-    // them into gates, and the gates' error grows block by block (an f32 run whose input alone is
-    // rounded to f16 moves the gates of its last three blocks by 2e-3, 1.2e-2 and 3.3e-2, and its
-    // logits by 2e-3; resnet50's by 5e-6).
+    // values up to +-260, which HardSigmoid (slope 1/6) turns into gates. The GPU computes the
+    // gate from the f32 sum (HardSigmoid fused into the InnerProduct), but the pooled vector and
+    // the first InnerProduct's output are stored in f16, and the gates' error grows block by block
+    // (an f32 run whose input alone is rounded to f16 moves the gates of its last three blocks by
+    // 2e-3, 1.2e-2 and 3.3e-2, and its logits by 2e-3; resnet50's by 5e-6).
     if (fp16) {
       const NetError f16 = gpu_vs_cpu(name, infer::ElemType::f16, shape);
       CHECK(f16.logits < (std::string_view(name) == "mobilenet_v3" ? 0.15 : 3e-2));
@@ -214,6 +216,60 @@ TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU",
     }
     CHECK(infer::test::relative_error(*got, *want) <
           (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+  }
+}
+
+TEST_CASE("Vulkan Net: producers take in the activations only the shaders apply", "[vulkan][net]") {
+  // Swish after a convolution, TanH after a depthwise one, ELU after a 1x1, GELU (its tanh form)
+  // and HardSigmoid after InnerProducts (mobilenet_v3's squeeze-excitation gate): on the GPU each
+  // is its producer's epilogue, applied to the f32 accumulator before the store; the CPU runs
+  // them as layers of their own.
+  constexpr const char* kParam =
+      "7767517\n"
+      "12 12\n"
+      "Input in 0 1 data 0=9 1=7 2=8\n"
+      "Convolution c1 1 1 data c1 0=8 1=3 4=1 5=1 6=576\n"
+      "Swish s1 1 1 c1 s1\n"
+      "ConvolutionDepthWise dw 1 1 s1 dw 0=8 1=3 4=1 5=1 6=72 7=8\n"
+      "TanH t1 1 1 dw t1\n"
+      "Convolution c2 1 1 t1 c2 0=8 1=1 5=1 6=64\n"
+      "ELU e1 1 1 c2 e1 0=0.3\n"
+      "Pooling gp 1 1 e1 gp 0=1 4=1\n"
+      "InnerProduct ip1 1 1 gp ip1 0=16 1=1 2=128\n"
+      "GELU g1 1 1 ip1 g1 0=1\n"
+      "InnerProduct ip2 1 1 g1 ip2 0=8 1=1 2=128\n"
+      "HardSigmoid hs 1 1 ip2 out 0=0.1666667 1=0.5\n";
+  for (infer::ElemType storage : {infer::ElemType::f32, infer::ElemType::f16}) {
+    if (storage == infer::ElemType::f16 && !infer::vk::test::g_ctx->info().fp16_storage) continue;
+    CAPTURE(infer::to_string(storage));
+    infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
+    load_same_weights(kParam, "gpu_acts", 9, cpu, {&gpu});
+    const infer::Mat in = infer::test::make_model_input(infer::Shape::of(9, 7, 8));
+    auto want = cpu.run(in);
+    REQUIRE(want.ok());
+    auto got = gpu.run(in);
+    INFO((got.ok() ? std::string() : got.message()));
+    REQUIRE(got.ok());
+    const std::string text = plan_text(gpu, in);
+    INFO(text);
+    for (const char* merged :
+         {"Swish 's1'", "TanH 't1'", "ELU 'e1'", "GELU 'g1'", "HardSigmoid 'hs'"})
+      CHECK_THAT(text, !Catch::Contains(merged));
+    const std::pair<const char*, const char*> fused[] = {
+        {"Convolution 'c1'", "+Swish"},      {"ConvolutionDepthWise 'dw'", "+TanH"},
+        {"Convolution 'c2'", "+ELU"},        {"InnerProduct 'ip1'", "+GELU"},
+        {"InnerProduct 'ip2'", "+HardSigmoid"}};
+    for (const auto& [layer, act] : fused) {
+      const std::size_t at = text.find(layer);
+      REQUIRE(at != std::string::npos);
+      CHECK_THAT(text.substr(at, text.find('\n', at) - at),
+                 Catch::Contains("[gpu]") && Catch::Contains(act));
+    }
+    CHECK(infer::test::relative_error(*got, *want) <
+          (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+    // The CPU's plan keeps each activation a step.
+    const std::string cpu_text = plan_text(cpu, in);
+    CHECK_THAT(cpu_text, Catch::Contains("HardSigmoid 'hs'") && Catch::Contains("Swish 's1'"));
   }
 }
 

@@ -289,6 +289,23 @@ constexpr layers::ActivationParam activation_of(const L& l) {
   return a;
 }
 
+/// The activation a standalone activation layer becomes when a GPU producer takes it in: one of
+/// the GPU-only kinds (layers::gpu_only_activation: Swish, TanH, HardSigmoid, ELU, GELU), whose
+/// function the shaders' epilogue applies; type 0 for any other layer.
+template <class L>
+constexpr layers::ActivationParam gpu_activation_of(const L& l) {
+  using namespace std::string_view_literals;
+  using T = layers::ActivationType;
+  constexpr std::string_view n = type_name<L>();
+  layers::ActivationParam a;
+  if constexpr (n == "Swish"sv) a.type = int(T::swish);
+  if constexpr (n == "TanH"sv) a.type = int(T::tanh);
+  if constexpr (n == "HardSigmoid"sv) a = {int(T::hardsigmoid), {l.alpha, l.beta}};
+  if constexpr (n == "ELU"sv) a = {int(T::elu), {l.alpha, 0.f}};
+  if constexpr (n == "GELU"sv) a = {int(T::gelu), {l.fast_gelu ? 1.f : 0.f, 0.f}};
+  return a;
+}
+
 /// A node as the passes see it.
 struct NodeDesc {
   std::string_view type;  ///< layer type name
@@ -343,6 +360,8 @@ struct NodeDesc {
   AxisRanges ranges = AxisRanges::none;
   int range_axis = 0;  ///< ncnn's axis numbering (0 outermost, negative from the end)
   layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
+  /// An activation only a GPU producer can fuse (gpu_activation_of), when both run on the GPU.
+  layers::ActivationParam as_gpu_activation;
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
   int merged_into = -1;           ///< the node this one was fused or folded into, or -1
@@ -428,6 +447,7 @@ constexpr NodeDesc describe_layer(const L& l) {
     d.range_axis = l.axis;
   }
   d.as_activation = activation_of(l);
+  d.as_gpu_activation = gpu_activation_of(l);
   if constexpr (requires { l.activation; }) d.fused = l.activation;
   if constexpr (requires {
                   l.quantized();

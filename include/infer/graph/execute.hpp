@@ -27,7 +27,11 @@ constexpr auto make_act(const std::array<float, 2>& p) {
   if constexpr (Type == 4) return act::Sigmoid{};
   if constexpr (Type == 5) return act::Mish{};
   if constexpr (Type == 6) return act::HardSwish{p[0], p[1]};
-  if constexpr (Type < 1 || Type > 6) return act::Identity{};
+  if constexpr (Type < 1 || Type > 6) {
+    static_assert(!layers::gpu_only_activation(Type),
+                  "infer graph: a CPU step was given an activation only GPU kernels apply");
+    return act::Identity{};
+  }
 }
 
 /// The per-channel map y = x * a + b of a foldable layer (BatchNorm, Scale in its weights form).

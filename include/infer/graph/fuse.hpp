@@ -1,13 +1,15 @@
 // Pass 2: fusion. A Convolution / ConvolutionDepthWise / Deconvolution / InnerProduct (any layer
 // with forward_fused) takes in the activation that alone reads its output, so its kernel applies
 // the activation before the store; for a GPU target, so does a layer whose GPU forward applies one
-// (vulkan_fuses_activation: Eltwise, BinaryOp) when both run on the GPU; a layer with fold_affine takes in a following BatchNorm or
-// Scale, whose map folds into its weights when they load. Folding comes before an activation,
-// as y = act(a * conv(x) + b) requires. For a GPU target a convolution whose GPU forward adds a
-// residual (vulkan_fuses_residual) also takes in the two-input sum that alone reads its output
-// (Eltwise sum, BinaryOp add, the shapes equal: ResNet's shortcut), the sum's other input
-// becoming its second input, and then the sum's activation: y = act(conv(x) + bias + r). The
-// merged node runs where the sum ran, when r is ready.
+// (vulkan_fuses_activation: Eltwise, BinaryOp) when both run on the GPU. On the GPU either kind
+// also takes in the activations that only the shaders apply (Swish, TanH, HardSigmoid, ELU, GELU).
+// A layer with fold_affine takes in a following BatchNorm or Scale, whose map folds into its
+// weights when they load. Folding comes before an activation, as y = act(a * conv(x) + b)
+// requires. For a GPU target a convolution whose GPU forward adds a residual
+// (vulkan_fuses_residual) also takes in the two-input sum that alone reads its output (Eltwise
+// sum, BinaryOp add, the shapes equal: ResNet's shortcut), the sum's other input becoming its
+// second input, and then the sum's activation: y = act(conv(x) + bias + r). The merged node runs
+// where the sum ran, when r is ready.
 #pragma once
 
 #include <infer/graph/plan.hpp>
@@ -82,9 +84,16 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
           next.is_affine && prod.folds_affine && prod.fused.type == 0 && prod.residual < 0;
       const bool act = next.as_activation.type != 0 && prod.fused.type == 0 &&
                        (prod.fuses_activation || (gpu_act && next.vulkan));
-      if (!fold && !act) continue;
+      // Swish, HardSigmoid, ...: only the GPU kernels' epilogue applies them, so only a producer
+      // and an activation that both run there (the f32 accumulator is then activated before the
+      // f16 store, not rounded twice).
+      const bool gpu_only_act = next.as_gpu_activation.type != 0 && prod.fused.type == 0 && gpu &&
+                                prod.vulkan && next.vulkan &&
+                                (prod.fuses_activation || prod.vulkan_fuses_activation);
+      if (!fold && !act && !gpu_only_act) continue;
       if (fold) prod.folded.push_back(r[0]);
       if (act) prod.fused = next.as_activation;
+      if (gpu_only_act) prod.fused = next.as_gpu_activation;
       prod.out[0] = next.out[0];
       next.merged_into = p;
       changed = true;

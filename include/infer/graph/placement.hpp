@@ -263,8 +263,9 @@ constexpr PlanError place(Plan& p) {
   std::vector<int> fused_into(g.nodes.size(), -1);
   for (std::size_t m = 0; m < g.nodes.size(); ++m) {
     const int into = g.nodes[m].merged_into;
-    if (into >= 0 && g.nodes[m].as_activation.type != 0 &&
-        g.nodes[m].as_activation.type == g.nodes[std::size_t(into)].fused.type)
+    const int type = g.nodes[m].as_activation.type != 0 ? g.nodes[m].as_activation.type
+                                                        : g.nodes[m].as_gpu_activation.type;
+    if (into >= 0 && type != 0 && type == g.nodes[std::size_t(into)].fused.type)
       fused_into[std::size_t(into)] = int(m);
   }
   // The nodes that read each blob, in plan order.

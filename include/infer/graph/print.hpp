@@ -38,6 +38,16 @@ inline std::string_view activation_name(int type) {
       return "Mish";
     case 6:
       return "HardSwish";
+    case 7:
+      return "Swish";
+    case 8:
+      return "TanH";
+    case 9:
+      return "HardSigmoid";
+    case 11:
+      return "ELU";
+    case 12:
+      return "GELU";
     default:
       return "none";
   }

@@ -113,8 +113,11 @@ class LayerBox final : public AnyLayer {
           return fused<T, Pack, 5>(io, s, bufs, opt);
         case 6:
           return fused<T, Pack, 6>(io, s, bufs, opt);
-        default:
+        case 0:
           break;
+        default:  // the composer fuses the GPU-only kinds into GPU steps alone
+          return make_error("{}: activation_type {} has no CPU kernel", graph::type_name<L>(),
+                            s.act.type);
       }
     }
     return graph::run_node<L, T, Pack>(layer_, io, bufs, opt);

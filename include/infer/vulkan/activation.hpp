@@ -36,7 +36,8 @@ struct GpuActivation {
   float p0 = 0.f, p1 = 0.f;
 };
 
-/// The shaders' form of ncnn's fused activation (9=activation_type, 10=activation_params).
+/// The shaders' form of a fused activation: ncnn's (9=activation_type, 10=activation_params) or
+/// one of the GPU-only kinds the composer fuses (layers::gpu_only_activation).
 inline GpuActivation gpu_activation(const layers::ActivationParam& a) {
   switch (a.type) {
     case 1:  // ncnn ignores the parameters of type 1
@@ -51,6 +52,16 @@ inline GpuActivation gpu_activation(const layers::ActivationParam& a) {
       return {Activation::mish, 0.f, 0.f};
     case 6:
       return {Activation::hardswish, a.params[0], a.params[1]};
+    case 7:  // infer's own, taken in only by GPU producers (layers::ActivationType)
+      return {Activation::swish, 0.f, 0.f};
+    case 8:
+      return {Activation::tanh, 0.f, 0.f};
+    case 9:
+      return {Activation::hardsigmoid, a.params[0], a.params[1]};
+    case 11:
+      return {Activation::elu, a.params[0], 0.f};
+    case 12:
+      return {Activation::gelu, a.params[0], 0.f};
     default:
       return {};
   }

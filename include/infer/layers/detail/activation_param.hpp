@@ -19,13 +19,26 @@ enum class ActivationType : int {
   sigmoid = 4,
   mish = 5,
   hardswish = 6,  ///< params = {alpha, beta}
+  // Not ncnn's: activations that only a GPU producer takes in (graph/fuse.hpp), numbered as the
+  // shaders number them (vk::Activation). No file sets them and no CPU kernel applies them.
+  swish = 7,
+  tanh = 8,
+  hardsigmoid = 9,  ///< params = {alpha, beta}
+  elu = 11,         ///< params[0] = alpha
+  gelu = 12,        ///< params[0] = 1: the tanh approximation, else erf
 };
+
+/// Whether `type` is one of the activations only the GPU kernels apply (swish .. gelu above).
+constexpr bool gpu_only_activation(int type) {
+  return type == 7 || type == 8 || type == 9 || type == 11 || type == 12;
+}
 
 /// The activation a fusing layer applies to its accumulators before the store.
 struct ActivationParam {
-  int type = 0;                   ///< ncnn 9=activation_type (0..6)
+  int type = 0;                   ///< ncnn 9=activation_type (0..6; 7..12 GPU fusion only)
   std::array<float, 2> params{};  ///< ncnn 10=activation_params
 
+  /// A type a file may give (ncnn's 0..6).
   constexpr bool valid() const { return type >= 0 && type <= 6; }
 };
 
@@ -49,6 +62,9 @@ auto with_activation(const ActivationParam& a, F&& f) -> decltype(f(act::Identit
     case 6:
       return f(act::HardSwish{a.params[0], a.params[1]});
     default:
+      if (gpu_only_activation(a.type))
+        return make_error("activation_type {} is fused only into GPU kernels, not CPU ones",
+                          a.type);
       return make_error("activation_type {} is not one of ncnn's 0..6", a.type);
   }
 }
