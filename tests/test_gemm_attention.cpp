@@ -7,6 +7,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <infer/allocator.hpp>
 #include <infer/io/param.hpp>
 #include <infer/layers/gemm.hpp>
 #include <infer/layers/multi_head_attention.hpp>
@@ -14,6 +15,7 @@
 #include <random>
 #include <vector>
 
+#include "support/heap_count.hpp"
 #include "support/random_values.hpp"
 #include "support/ref_tensor.hpp"
 
@@ -28,17 +30,24 @@ using infer::test::uniform;
 namespace {
 
 /// Runs `l` (prepared) on `in` at 1 and 2 threads; checks each result against `want` (logical
-/// values, row-major) within 1e-5 of its largest magnitude.
+/// values, row-major) within 1e-5 of its largest magnitude, and that a second forward takes its
+/// output and temporaries from the allocators the first filled: no heap allocation.
 template <class L>
 void check(L l, const std::vector<Mat>& in, const Shape& shape, const std::vector<double>& want) {
   for (int threads : {1, 2}) {
+    infer::PoolAllocator blobs, workspace;
     infer::Option opt;
     opt.num_threads = threads;
+    opt.blob_allocator = &blobs;
+    opt.workspace_allocator = &workspace;
     REQUIRE(l.prepare(infer::ElemType::f32, 1, opt).ok());
     std::vector<Mat> tops(1);
     const infer::Status st = l.template forward<infer::f32, 1>(std::span<const Mat>(in), tops, opt);
     INFO("threads " << threads << ": " << (st.ok() ? std::string("ok") : st.message()));
     REQUIRE(st.ok());
+    const std::size_t heap = infer::test::heap_allocations();
+    REQUIRE(l.template forward<infer::f32, 1>(std::span<const Mat>(in), tops, opt).ok());
+    CHECK(infer::test::heap_allocations() == heap);
     const RefTensor got = infer::test::from_mat(tops[0]);
     REQUIRE(got.shape == shape);
     REQUIRE(got.v.size() == want.size());

@@ -15,6 +15,7 @@
 #include <new>
 
 #include "support/graph_layers.hpp"
+#include "support/heap_count.hpp"
 #include "support/plan_checks.hpp"
 
 // Every heap allocation of the test program is counted, so a test can prove a forward pass makes
@@ -22,6 +23,7 @@
 namespace {
 std::atomic<std::size_t> g_news{0};
 }
+std::size_t infer::test::heap_allocations() { return g_news.load(); }
 // The replacements pair malloc with free; GCC sees new-expressions inlined into them and would
 // call that a mismatch.
 #if defined(__GNUC__) && !defined(__clang__)

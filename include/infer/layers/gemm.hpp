@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include <array>
+#include <climits>
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
@@ -151,11 +152,18 @@ struct Gemm {
     Mat& top = tops[0];
     INFER_TRY(top.create(out_shape[0], ElemType::f32, 1, opt.blob_alloc()));
 
+    // Temporaries (a transposed A, B's panels, C times beta, a transposed output) come from the
+    // workspace allocator.
+    const auto scratch = [&](Mat& m, std::size_t floats) -> Status {
+      if (floats > std::size_t(INT_MAX))
+        return make_error("Gemm: a temporary of {} floats, past 2^31", floats);
+      return m.create(Shape::of(int(floats)), ElemType::f32, 1, opt.workspace_alloc());
+    };
     // A as M rows of K values.
     std::size_t input = 0;
     const float* a = nullptr;
     std::size_t lda = 0;
-    std::vector<float> a_rows;
+    Mat a_rows;
     if (constantA) {
       if (A_data.size() != std::size_t(d.m) * std::size_t(d.k))
         return make_error("Gemm: A_data holds {} values, expected {}", A_data.size(),
@@ -168,16 +176,17 @@ struct Gemm {
       lda = m.dims() == 3 ? m.cstep() : std::size_t(m.w());
     }
     if (transA) {  // given K x M: rows of A are its columns
-      a_rows.resize(std::size_t(d.m) * std::size_t(d.k));
+      INFER_TRY(scratch(a_rows, std::size_t(d.m) * std::size_t(d.k)));
+      float* rows = a_rows.data_as<float>();
       for (int kk = 0; kk < d.k; ++kk)
         for (int i = 0; i < d.m; ++i)
-          a_rows[std::size_t(i) * std::size_t(d.k) + std::size_t(kk)] =
+          rows[std::size_t(i) * std::size_t(d.k) + std::size_t(kk)] =
               a[std::size_t(kk) * lda + std::size_t(i)];
-      a = a_rows.data();
+      a = rows;
       lda = std::size_t(d.k);
     }
     // B in panels.
-    std::vector<float> b_panels;
+    Mat b_panels;
     const float* bp = packed_b.data();
     if (constantB) {
       if (packed_b.size() != kernels::matmul::packed_size(d.n, d.k))
@@ -185,14 +194,14 @@ struct Gemm {
     } else {
       const Mat& m = bottoms[input++];
       const std::size_t ldb = m.dims() == 3 ? m.cstep() : std::size_t(m.w());
-      b_panels.resize(kernels::matmul::packed_size(d.n, d.k));
+      INFER_TRY(scratch(b_panels, kernels::matmul::packed_size(d.n, d.k)));
       kernels::matmul::pack_b(m.data_as<const float>(), ldb, transB == 1, d.n, d.k,
-                              b_panels.data());
-      bp = b_panels.data();
+                              b_panels.data_as<float>());
+      bp = b_panels.data_as<const float>();
     }
     // C, times beta.
     kernels::matmul::Addend add;
-    std::vector<float> c_scaled;
+    Mat c_scaled;
     int type = -1;
     const float* c = nullptr;
     std::size_t ldc_c = std::size_t(d.n);
@@ -211,9 +220,10 @@ struct Gemm {
     if (type != -1 && c) {
       const std::size_t n = type == 3 ? std::size_t(d.m) * ldc_c : c_count(type, d.m, d.n);
       if (beta != 1.f) {
-        c_scaled.assign(c, c + n);
-        for (float& v : c_scaled) v *= beta;
-        c = c_scaled.data();
+        INFER_TRY(scratch(c_scaled, n));
+        float* scaled = c_scaled.data_as<float>();
+        for (std::size_t i = 0; i < n; ++i) scaled[i] = c[i] * beta;
+        c = scaled;
       }
       add.c = c;
       add.ldc = ldc_c;
@@ -229,9 +239,11 @@ struct Gemm {
       kernels::matmul::gemm(a, lda, d.m, d.k, bp, d.n, y, ldy, add, alpha, threads);
       return {};
     }
-    std::vector<float> t(std::size_t(d.m) * std::size_t(d.n));
-    kernels::matmul::gemm(a, lda, d.m, d.k, bp, d.n, t.data(), std::size_t(d.n), add, alpha,
-                          threads);
+    Mat transposed;
+    INFER_TRY(scratch(transposed, std::size_t(d.m) * std::size_t(d.n)));
+    const float* t = transposed.data_as<const float>();
+    kernels::matmul::gemm(a, lda, d.m, d.k, bp, d.n, transposed.data_as<float>(), std::size_t(d.n),
+                          add, alpha, threads);
     for (int i = 0; i < d.m; ++i)
       for (int j = 0; j < d.n; ++j)
         y[std::size_t(j) * ldy + std::size_t(i)] =

@@ -13,9 +13,11 @@
 #include <fmt/core.h>
 
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <infer/concepts.hpp>
+#include <infer/detail/omp.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/io/param_dict.hpp>
 #include <infer/kernels/matmul.hpp>
@@ -166,46 +168,70 @@ struct MultiHeadAttention {
     const int src = shapes[b.q].h, dst = shapes[b.k].h, e = embed_dim, d = head_dim();
     const int threads = opt.num_threads;
     const auto rows = [](const Mat& m) { return m.data_as<const float>(); };
+    // The temporaries, one workspace block: q, o (src rows of embed_dim), k, v (dst rows) and, per
+    // thread, one head's packed k and v and its src x dst scores. Each part starts on a 64-byte
+    // boundary.
+    const auto round16 = [](std::size_t n) { return (n + 15) / 16 * 16; };
+    const std::size_t q_n = round16(std::size_t(src) * std::size_t(e));
+    const std::size_t kv_n = round16(std::size_t(dst) * std::size_t(e));
+    const std::size_t kp_n = round16(mm::packed_size(dst, d));
+    const std::size_t vp_n = round16(mm::packed_size(d, dst));
+    const std::size_t s_n = round16(std::size_t(src) * std::size_t(dst));
+    const std::size_t per_thread = kp_n + vp_n + s_n;
+    const std::size_t floats = 2 * q_n + 2 * kv_n + per_thread * std::size_t(threads);
+    if (floats > std::size_t(INT_MAX))
+      return make_error(
+          "MultiHeadAttention: {} queries and {} keys need a workspace of {} floats, "
+          "past 2^31",
+          src, dst, floats);
+    Mat workspace;
+    INFER_TRY(workspace.create(Shape::of(int(floats)), ElemType::f32, 1, opt.workspace_alloc()));
+    float* const q = workspace.data_as<float>();
+    float* const o = q + q_n;
+    float* const k = o + q_n;
+    float* const v = k + kv_n;
+    float* const heads = v + kv_n;
+
     // Projections: q (scaled, bias included, as ncnn), k, v; src or dst rows of embed_dim.
-    std::vector<float> q(std::size_t(src) * e), k(std::size_t(dst) * e), v(std::size_t(dst) * e);
     const auto per_col = [](const std::vector<float>& bias) {
       mm::Addend a;
       a.kind = mm::Addend::per_col;
       a.c = bias.data();
       return a;
     };
-    mm::gemm(rows(bottoms[b.q]), std::size_t(qdim()), src, qdim(), q_packed.data(), e, q.data(),
+    mm::gemm(rows(bottoms[b.q]), std::size_t(qdim()), src, qdim(), q_packed.data(), e, q,
              std::size_t(e), per_col(q_bias_data), scale, threads);
-    mm::gemm(rows(bottoms[b.k]), std::size_t(kdim), dst, kdim, k_packed.data(), e, k.data(),
+    mm::gemm(rows(bottoms[b.k]), std::size_t(kdim), dst, kdim, k_packed.data(), e, k,
              std::size_t(e), per_col(k_bias_data), 1.f, threads);
-    mm::gemm(rows(bottoms[b.v]), std::size_t(vdim), dst, vdim, v_packed.data(), e, v.data(),
+    mm::gemm(rows(bottoms[b.v]), std::size_t(vdim), dst, vdim, v_packed.data(), e, v,
              std::size_t(e), per_col(v_bias_data), 1.f, threads);
 
     // Heads: scores, mask, softmax over the sources, the weighted values into o's columns.
-    std::vector<float> o(std::size_t(src) * e);
     const Mat* mask = attn_mask ? &bottoms[b.mask] : nullptr;
 #pragma omp parallel for num_threads(threads) schedule(dynamic)
     for (int h = 0; h < num_heads; ++h) {
-      std::vector<float> kp(mm::packed_size(dst, d)), vp(mm::packed_size(d, dst));
-      std::vector<float> s(std::size_t(src) * std::size_t(dst));
-      mm::pack_b(k.data() + std::size_t(h) * d, std::size_t(e), true, dst, d, kp.data());
-      mm::gemm(q.data() + std::size_t(h) * d, std::size_t(e), src, d, kp.data(), dst, s.data(),
-               std::size_t(dst), mm::Addend{}, 1.f, 1);
+      float* const kp = heads + std::size_t(omp_get_thread_num()) * per_thread;
+      float* const vp = kp + kp_n;
+      float* const s = vp + vp_n;
+      const std::size_t scores = std::size_t(src) * std::size_t(dst);
+      mm::pack_b(k + std::size_t(h) * d, std::size_t(e), true, dst, d, kp);
+      mm::gemm(q + std::size_t(h) * d, std::size_t(e), src, d, kp, dst, s, std::size_t(dst),
+               mm::Addend{}, 1.f, 1);
       if (mask) {
         const Mat m = mask->dims() == 3 ? mask->channel(h) : *mask;
         const float* mp = m.data_as<const float>();
-        for (std::size_t i = 0; i < s.size(); ++i) s[i] += mp[i];
+        for (std::size_t i = 0; i < scores; ++i) s[i] += mp[i];
       }
       for (int i = 0; i < src; ++i) {
-        float* row = s.data() + std::size_t(i) * std::size_t(dst);
+        float* row = s + std::size_t(i) * std::size_t(dst);
         kernels::softmax_contiguous<f32>(row, row, std::size_t(dst));
       }
-      mm::pack_b(v.data() + std::size_t(h) * d, std::size_t(e), false, d, dst, vp.data());
-      mm::gemm(s.data(), std::size_t(dst), src, dst, vp.data(), d, o.data() + std::size_t(h) * d,
-               std::size_t(e), mm::Addend{}, 1.f, 1);
+      mm::pack_b(v + std::size_t(h) * d, std::size_t(e), false, d, dst, vp);
+      mm::gemm(s, std::size_t(dst), src, dst, vp, d, o + std::size_t(h) * d, std::size_t(e),
+               mm::Addend{}, 1.f, 1);
     }
     // Output projection.
-    mm::gemm(o.data(), std::size_t(e), src, e, out_packed.data(), qdim(), top.data_as<float>(),
+    mm::gemm(o, std::size_t(e), src, e, out_packed.data(), qdim(), top.data_as<float>(),
              std::size_t(qdim()), per_col(out_bias_data), 1.f, threads);
     return {};
   }

@@ -1,0 +1,12 @@
+// The test program's count of heap allocations: test_graph.cpp replaces operator new (every form)
+// for the whole of infer_tests, so a test can prove that a forward pass makes none.
+#pragma once
+
+#include <cstddef>
+
+namespace infer::test {
+
+/// Heap allocations made so far by any thread (operator new of every form; std containers too).
+std::size_t heap_allocations();
+
+}  // namespace infer::test
