@@ -17,6 +17,7 @@
 #include <infer/element.hpp>
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/int8.hpp>
+#include <infer/kernels/int8_winograd.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
@@ -38,6 +39,8 @@ struct Int8Part {
 
   // ---- prepared (prepare()) ----
   kernels::int8::PackedWeights packed{};  ///< GEMM layout (Convolution, grouped, InnerProduct)
+  /// Winograd F(2x2, 3x3) layout (Convolution 3x3 stride 1, prepare() says when); else empty.
+  kernels::int8::winograd::Weights wino{};
   std::vector<float> dw_weights{};        ///< depthwise layout [c / pack][maxk][pack]
   std::vector<float> scale_in{}, bias{};  ///< epilogue factors by slot
   std::vector<std::int32_t> zero_comp{};  ///< the depthwise epilogue's (no compensation)
@@ -185,6 +188,35 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
     else
       kernels::int8::conv_gemm<float, InPack, OutPack>(src, top.view<float, OutPack>(), q.packed,
                                                        win, e, act, ws, threads);
+  });
+  return {};
+}
+
+/// The int8 Winograd F(2x2, 3x3) convolution of a prepared Convolution (int8.wino): as
+/// run_int8_gemm, with its workspace from the workspace allocator.
+template <int InPack, class Act>
+Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q,
+                     const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
+                     const Option& opt) {
+  namespace wg = kernels::int8::winograd;
+  const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+  Mat workspace;
+  const int tiles = ((win.outw + 1) / 2) * ((win.outh + 1) / 2);
+  INFER_TRY(
+      workspace.create(Shape::of(int(wg::workspace_bytes(q.wino, tiles) * std::size_t(threads))),
+                       ElemType::i8, 1, opt.workspace_alloc()));
+  const kernels::int8::Epilogue e = epilogue_of(q, q.wino.zero.data());
+  auto* ws = static_cast<std::uint8_t*>(workspace.data());
+  with_pack<16>(top.elempack(), [&](auto op) {
+    constexpr int OutPack = decltype(op)::value;
+    if (requantize)
+      wg::conv_wino23<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.wino, win.pad_left,
+                                           win.pad_top, win.pad, win.outw, win.outh, e, act, ws,
+                                           threads);
+    else
+      wg::conv_wino23<float, InPack, OutPack>(src, top.view<float, OutPack>(), q.wino, win.pad_left,
+                                              win.pad_top, win.pad, win.outw, win.outh, e, act, ws,
+                                              threads);
   });
   return {};
 }
