@@ -30,6 +30,13 @@ constexpr graph::NodeDesc make_node(graph::GraphDesc& d, std::string_view name, 
   return n;
 }
 
+/// The layer step of the node named `name`, or null where the plan has none (merged away).
+const StepDesc* step_of(const graph::Plan& p, std::string_view name) {
+  for (const StepDesc& s : p.steps)
+    if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
+  return nullptr;
+}
+
 /// in -> a (gpu) -> b (gpu, in place) -> c (cpu only) -> d (gpu) -> out; `e` (gpu) also reads c.
 constexpr graph::GraphDesc mixed_graph(int channels) {
   graph::GraphDesc d;
@@ -266,11 +273,6 @@ TEST_CASE("on the GPU an element-wise producer takes in the activation after it"
     d.outputs.push_back(d.blob_id("out"));
     return d;
   };
-  auto step_of = [](const graph::Plan& p, std::string_view name) -> const StepDesc* {
-    for (const StepDesc& s : p.steps)
-      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
-    return nullptr;
-  };
   auto shapes = [](int, std::span<const Shape> in, std::span<Shape> out) {
     return same_shape(in.first(1), out);
   };
@@ -310,11 +312,6 @@ TEST_CASE("on the GPU a producer takes in an activation only the shaders apply",
     d.nodes.push_back(hs);
     d.outputs.push_back(d.blob_id("out"));
     return d;
-  };
-  auto step_of = [](const graph::Plan& p, std::string_view name) -> const StepDesc* {
-    for (const StepDesc& s : p.steps)
-      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
-    return nullptr;
   };
   // Both on the GPU: the HardSigmoid is the InnerProduct's epilogue, its parameters kept.
   const graph::Plan gpu = graph::compose(graph_of(true, true), gpu_target(), same_shape_fn);
@@ -371,11 +368,6 @@ TEST_CASE("on the GPU a convolution takes in the residual sum after it, then its
     d.nodes.push_back(relu);
     d.outputs.push_back(d.blob_id("out"));
     return d;
-  };
-  auto step_of = [](const graph::Plan& p, std::string_view name) -> const StepDesc* {
-    for (const StepDesc& s : p.steps)
-      if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name) return &s;
-    return nullptr;
   };
   auto shapes = [](int, std::span<const Shape> in, std::span<Shape> out) {
     return same_shape(in.first(1), out);

@@ -62,6 +62,36 @@ std::string plan_text(infer::Net& net, const infer::Mat& in) {
   return infer::graph::format_plan(**plan);
 }
 
+/// A small network run on the CPU and on the GPU at one storage type: the GPU's plan and its
+/// output's error against the CPU's, relative to the CPU output's largest magnitude.
+struct SmallRun {
+  std::string plan;
+  double error = 0;
+  std::string cpu_plan;
+};
+
+/// Runs `param` on the CPU and at `storage` on the GPU (the same random weights of `seed`) on one
+/// input of `shape`.
+SmallRun small_net_on_gpu(const char* param, std::string_view name, std::uint64_t seed,
+                          infer::Shape shape, infer::ElemType storage) {
+  infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
+  load_same_weights(param, name, seed, cpu, {&gpu});
+  const infer::Mat in = infer::test::make_model_input(shape);
+  auto want = cpu.run(in);
+  REQUIRE(want.ok());
+  auto got = gpu.run(in);
+  INFO((got.ok() ? std::string() : got.message()));
+  REQUIRE(got.ok());
+  return {plan_text(gpu, in), infer::test::relative_error(*got, *want), plan_text(cpu, in)};
+}
+
+/// The plan's line for `layer` ("Type 'name'"); fails the test where there is none.
+std::string plan_line(const std::string& plan, std::string_view layer) {
+  const std::size_t at = plan.find(layer);
+  REQUIRE(at != std::string::npos);
+  return plan.substr(at, plan.find('\n', at) - at);
+}
+
 /// The GPU's errors against the CPU, each relative to the CPU value's largest magnitude.
 struct NetError {
   double logits = 0;  ///< the last layer's input
@@ -198,24 +228,12 @@ TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU",
   for (infer::ElemType storage : {infer::ElemType::f32, infer::ElemType::f16}) {
     if (storage == infer::ElemType::f16 && !infer::vk::test::g_ctx->info().fp16_storage) continue;
     CAPTURE(infer::to_string(storage));
-    infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
-    load_same_weights(kParam, "layers", 5, cpu, {&gpu});
-    const infer::Mat in = infer::test::make_model_input(infer::Shape::of(9, 7, 8));
-    auto want = cpu.run(in);
-    REQUIRE(want.ok());
-    auto got = gpu.run(in);
-    INFO((got.ok() ? std::string() : got.message()));
-    REQUIRE(got.ok());
-    const std::string text = plan_text(gpu, in);
-    INFO(text);
+    const SmallRun r = small_net_on_gpu(kParam, "layers", 5, infer::Shape::of(9, 7, 8), storage);
+    INFO(r.plan);
     for (const char* layer : {"BatchNorm 'bn'", "Scale 'sc'", "LRN 'lrn'", "Bias 'bi'",
-                              "Scale 'sc2'", "BinaryOp 'add'"}) {
-      const std::size_t at = text.find(layer);
-      REQUIRE(at != std::string::npos);
-      CHECK_THAT(text.substr(at, text.find('\n', at) - at), Catch::Contains("[gpu]"));
-    }
-    CHECK(infer::test::relative_error(*got, *want) <
-          (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+                              "Scale 'sc2'", "BinaryOp 'add'"})
+      CHECK_THAT(plan_line(r.plan, layer), Catch::Contains("[gpu]"));
+    CHECK(r.error < (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
   }
 }
 
@@ -242,34 +260,21 @@ TEST_CASE("Vulkan Net: producers take in the activations only the shaders apply"
   for (infer::ElemType storage : {infer::ElemType::f32, infer::ElemType::f16}) {
     if (storage == infer::ElemType::f16 && !infer::vk::test::g_ctx->info().fp16_storage) continue;
     CAPTURE(infer::to_string(storage));
-    infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
-    load_same_weights(kParam, "gpu_acts", 9, cpu, {&gpu});
-    const infer::Mat in = infer::test::make_model_input(infer::Shape::of(9, 7, 8));
-    auto want = cpu.run(in);
-    REQUIRE(want.ok());
-    auto got = gpu.run(in);
-    INFO((got.ok() ? std::string() : got.message()));
-    REQUIRE(got.ok());
-    const std::string text = plan_text(gpu, in);
-    INFO(text);
+    const SmallRun r = small_net_on_gpu(kParam, "gpu_acts", 9, infer::Shape::of(9, 7, 8), storage);
+    INFO(r.plan);
     for (const char* merged :
          {"Swish 's1'", "TanH 't1'", "ELU 'e1'", "GELU 'g1'", "HardSigmoid 'hs'"})
-      CHECK_THAT(text, !Catch::Contains(merged));
-    const std::pair<const char*, const char*> fused[] = {
-        {"Convolution 'c1'", "+Swish"},      {"ConvolutionDepthWise 'dw'", "+TanH"},
-        {"Convolution 'c2'", "+ELU"},        {"InnerProduct 'ip1'", "+GELU"},
-        {"InnerProduct 'ip2'", "+HardSigmoid"}};
-    for (const auto& [layer, act] : fused) {
-      const std::size_t at = text.find(layer);
-      REQUIRE(at != std::string::npos);
-      CHECK_THAT(text.substr(at, text.find('\n', at) - at),
-                 Catch::Contains("[gpu]") && Catch::Contains(act));
-    }
-    CHECK(infer::test::relative_error(*got, *want) <
-          (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+      CHECK_THAT(r.plan, !Catch::Contains(merged));
+    const std::pair<const char*, const char*> fused[] = {{"Convolution 'c1'", "+Swish"},
+                                                         {"ConvolutionDepthWise 'dw'", "+TanH"},
+                                                         {"Convolution 'c2'", "+ELU"},
+                                                         {"InnerProduct 'ip1'", "+GELU"},
+                                                         {"InnerProduct 'ip2'", "+HardSigmoid"}};
+    for (const auto& [layer, act] : fused)
+      CHECK_THAT(plan_line(r.plan, layer), Catch::Contains("[gpu]") && Catch::Contains(act));
+    CHECK(r.error < (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
     // The CPU's plan keeps each activation a step.
-    const std::string cpu_text = plan_text(cpu, in);
-    CHECK_THAT(cpu_text, Catch::Contains("HardSigmoid 'hs'") && Catch::Contains("Swish 's1'"));
+    CHECK_THAT(r.cpu_plan, Catch::Contains("HardSigmoid 'hs'") && Catch::Contains("Swish 's1'"));
   }
 }
 
