@@ -51,18 +51,10 @@ struct YoloDetectionOutput {
   constexpr ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const {
     if (in.empty()) return shape_error("takes at least one input");
     if (out.size() != 1) return shape_error("gives exactly one output blob");
-    if (num_class < 1 || num_box < 1) return shape_error("num_class and num_box must be >= 1");
+    if (num_box < 1) return shape_error("num_class and num_box must be >= 1");
     if (biases.size() < std::size_t(num_box) * 2)
       return shape_error("biases must hold a (w, h) pair per box");
-    long rows = 0;
-    for (const Shape& s : in) {
-      if (s.dims != 3) return shape_error("each input must be 3-D");
-      if (s.c != num_box * (5 + num_class))
-        return shape_error("each input needs num_box x (5 + num_class) channels");
-      rows += long(s.w) * s.h * num_box;
-    }
-    out[0] = Shape::of(6, int(std::clamp<long>(rows, 1, 1L << 30)));
-    return {};
+    return detail::yolo_output_shape(*this, in, out);
   }
 
   template <StorageElement T, int Pack>

@@ -89,6 +89,24 @@ inline Status write_detections(const std::vector<Detection>& d, int label_offset
 
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
+/// The YOLO heads' shared shape rule: num_class and num_box at least 1, every input 3-D with
+/// num_box x (5 + num_class) channels; the output is planned for one row of 6 values per
+/// (position, box) of every input, the most the heads can find.
+template <class L>
+constexpr ShapeCheck yolo_output_shape(const L& l, std::span<const Shape> in,
+                                       std::span<Shape> out) {
+  if (l.num_class < 1 || l.num_box < 1) return shape_error("num_class and num_box must be >= 1");
+  long rows = 0;
+  for (const Shape& s : in) {
+    if (s.dims != 3) return shape_error("each input must be 3-D");
+    if (s.c != l.num_box * (5 + l.num_class))
+      return shape_error("each input needs num_box x (5 + num_class) channels");
+    rows += long(s.w) * s.h * l.num_box;
+  }
+  out[0] = Shape::of(6, int(std::clamp<long>(rows, 1, 1L << 30)));
+  return {};
+}
+
 /// Reads the keys the YOLO heads share, with ncnn's defaults: 0=num_class, 1=num_box,
 /// 2=confidence_threshold, 3=nms_threshold, 4=biases (at most the field's capacity); checks the
 /// counts.
