@@ -253,14 +253,13 @@ inline void products(const Weights& w, const std::int16_t* v, int nt, int nc, st
 }  // namespace detail
 
 /// The convolution of `in` (int8, 3x3, stride 1, dilation 1, one group) with transformed weights
-/// `w` into `out` (outw x outh; f32, or i8 requantized) through kernels::int8's epilogue `e` (its
-/// comp is ignored: these sums need none). `workspace` holds num_threads x workspace_bytes(w,
-/// tiles of the output: ((outw + 1) / 2) x ((outh + 1) / 2)).
+/// `w` into `out` (outw x outh; f32, or i8 requantized) through kernels::int8's epilogue `e`,
+/// whose comp must be zeros (w.zero): these sums need no compensation. `workspace` holds
+/// num_threads x workspace_bytes(w, tiles), the output's tiles ((outw + 1) / 2) x ((outh + 1) / 2).
 template <class TO, int InPack, int OutPack, class Act>
 void conv_wino23(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out, const Weights& w,
-                 int pad_left, int pad_top, std::int8_t pad, int outw, int outh, Epilogue e,
+                 int pad_left, int pad_top, std::int8_t pad, int outw, int outh, const Epilogue& e,
                  const Act& act, std::uint8_t* workspace, int num_threads) {
-  e.comp = w.zero.data();
   const int tiles_x = (outw + 1) / 2, tiles_y = (outh + 1) / 2;
   const int tiles = tiles_x * tiles_y;
   const int nc = chunk_tiles(w, tiles);
