@@ -213,6 +213,18 @@ TEST_CASE("Net: errors name what was wrong", "[net]") {
                Catch::Contains("fancy.param") &&
                    Catch::Contains("FancyOp (first at line 4), OtherOp (first at line 6)"));
   }
+  SECTION("a storage type the network's layer table does not hold") {
+    // infer::Net instantiates f32 and i8: f16 storage must be refused when loading, not when a
+    // convolution's step first runs.
+    infer::graph::Target target;
+    target.storage = infer::ElemType::f16;
+    infer::Net f16_net(target);
+    const infer::Status st = f16_net.load_param(model_path("squeezenet"));
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("squeezenet.param") &&
+                                 Catch::Contains("storage is f16") &&
+                                 Catch::Contains("instantiated for f32, i8 only"));
+  }
 }
 
 TEST_CASE("Net: a hand-written .param with a branch and every conversion", "[net]") {

@@ -180,8 +180,9 @@ class NetBase {
   Status register_layer(std::string type, LayerCreator creator);
 
  protected:
-  /// `make`: the layer table (net::make_layer<Storage>).
-  NetBase(graph::Target target, Option opt, net::LayerFactory make);
+  /// `make`: the layer table (net::make_layer<Storage>); `storage_types`: its element types (a
+  /// graph::storage_mask).
+  NetBase(graph::Target target, Option opt, net::LayerFactory make, unsigned storage_types);
 
  private:
   friend class NetContext;
@@ -205,6 +206,7 @@ class NetBase {
   graph::Target target_;
   Option opt_;
   net::LayerFactory make_layer_;
+  unsigned storage_types_;  ///< the element types the layer table is instantiated for
   std::unique_ptr<State> state_;
   std::vector<std::pair<std::string, LayerCreator>> custom_;  ///< register_layer's, by type
 };
@@ -226,7 +228,7 @@ class BasicNet : public NetBase {
   /// reference is `{.max_pack = 1, .fuse = false, .inplace = false}`); `opt`: threads and
   /// allocators.
   explicit BasicNet(graph::Target target = {}, Option opt = {})
-      : NetBase(target, opt, &net::make_layer<Storage>) {}
+      : NetBase(target, opt, &net::make_layer<Storage>, graph::storage_mask(Storage{})) {}
 };
 
 /// The network at f32 storage (int8 where its layers are quantized).

@@ -1,7 +1,8 @@
 // The GPU convolution kernels against a scalar definition (sums in double over the values as
 // stored): the direct kernel and the implicit GEMM (its FMA path everywhere, its cooperative-matrix
 // path where the device has one) on 1x1, 3x3 padded, strided, dilated, 5x5 and 7x7 windows,
-// grouped and depthwise, odd channel counts and sizes, several 64 x 64 tiles with partial edges,
+// grouped and depthwise, inputs of 1 to 4 channels (their own direct kernel), odd channel counts
+// and sizes, several 64 x 64 tiles with partial edges,
 // with and without bias, fused activations, a fused residual sum at either pack, every pair of
 // input and output packs (1, 4) they read, f32 and f16 storage, and on the tensor cores every
 // workgroup tile; then their errors.
@@ -206,6 +207,15 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       {96, 132, 9, 9, conv(1, 1, 1, 2, 0, 1)},                                // 1x1 stride 2
       {18, 30, 10, 7, conv(3, 3, 1, 1, 1, 3, Activation::leaky_relu, 0.2f)},  // 6 in per group
       {24, 24, 11, 10, conv(3, 3, 2, 1, 2, 3)},  // 8 per group, dilated
+      // Inputs of at most 4 channels (conv_small_input.comp on the direct path): one channel,
+      // 5 outputs (a partial row of 8); two channels, 37 outputs (two blocks of 32, the second
+      // partial), 5x5 dilated; RGB over several tiles of 64 pixels with 64 outputs; 4 channels
+      // 7x7 (K 196, the most it takes); 3 channels 9x9 (K 243: the other kernels).
+      {1, 5, 9, 7, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
+      {2, 37, 13, 11, conv(5, 5, 2, 1, 3, 1, Activation::clip, -0.5f, 0.5f)},
+      {3, 64, 37, 29, conv(3, 3, 1, 2, 1, 1, Activation::relu)},
+      {4, 12, 17, 15, conv(7, 7, 1, 2, 3, 1), false},
+      {3, 8, 12, 11, conv(9, 9, 1, 1, 4, 1)},
   };
   infer::vk::PipelineCache cache(*g_ctx);
   unsigned seed = 1;
@@ -284,6 +294,24 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
           }
     }
   }
+}
+
+TEST_CASE("Inputs of at most 4 channels in one group run on their own kernel, others on the GEMM",
+          "[vulkan][convolution]") {
+  using infer::vk::conv_runs_gemm;
+  using infer::vk::conv_small_input;
+  CHECK(conv_small_input(3, 1, 3, 3));        // VGG's and MobileNet's first layers
+  CHECK(conv_small_input(3, 1, 7, 7));        // ResNet's
+  CHECK(conv_small_input(1, 1, 5, 5));        // a gray image
+  CHECK(conv_small_input(4, 1, 7, 7));        // K 196
+  CHECK_FALSE(conv_small_input(3, 1, 9, 9));  // K 243: more weights than its shared memory holds
+  CHECK_FALSE(conv_small_input(5, 1, 3, 3));
+  CHECK_FALSE(conv_small_input(4, 2, 3, 3));  // grouped
+  CHECK_FALSE(conv_runs_gemm(3, 1, 3, 3));
+  CHECK(conv_runs_gemm(3, 1, 9, 9));
+  CHECK(conv_runs_gemm(16, 1, 1, 1));
+  CHECK(conv_runs_gemm(8, 2, 3, 3));
+  CHECK_FALSE(conv_runs_gemm(8, 8, 3, 3));  // depthwise
 }
 
 TEST_CASE("Vulkan convolution rejects what does not fit, saying what",

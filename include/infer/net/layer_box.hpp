@@ -26,7 +26,13 @@ class LayerBox final : public AnyLayer {
   explicit LayerBox(L layer) : layer_(std::move(layer)) {}
 
   std::unique_ptr<AnyLayer> clone() const override { return std::make_unique<LayerBox>(*this); }
-  graph::NodeDesc describe() const override { return graph::describe_layer(layer_); }
+  /// The layer's description with its storage types cut to those instantiated here (Storage),
+  /// so that a plan never picks one the network cannot run.
+  graph::NodeDesc describe() const override {
+    graph::NodeDesc d = graph::describe_layer(layer_);
+    d.storage &= graph::storage_mask(Storage{});
+    return d;
+  }
   ShapeCheck infer_shapes(std::span<const Shape> in, std::span<Shape> out) const override {
     return layer_.infer_shapes(in, out);
   }

@@ -133,8 +133,13 @@ struct NetContext::Impl {
   }
 };
 
-INFER_NET_FUNC NetBase::NetBase(graph::Target target, Option opt, net::LayerFactory make)
-    : target_(target), opt_(opt), make_layer_(make), state_(std::make_unique<State>()) {}
+INFER_NET_FUNC NetBase::NetBase(graph::Target target, Option opt, net::LayerFactory make,
+                                unsigned storage_types)
+    : target_(target),
+      opt_(opt),
+      make_layer_(make),
+      storage_types_(storage_types),
+      state_(std::make_unique<State>()) {}
 INFER_NET_FUNC NetBase::NetBase(NetBase&&) noexcept = default;
 INFER_NET_FUNC NetBase& NetBase::operator=(NetBase&&) noexcept = default;
 INFER_NET_FUNC NetBase::~NetBase() = default;
@@ -152,6 +157,17 @@ INFER_NET_FUNC Status NetBase::load_param_text(std::string_view text, std::strin
 }
 
 INFER_NET_FUNC Status NetBase::load_param(io::ParamFile file) {
+  if (!graph::detail::has_type(storage_types_, target_.storage)) {
+    std::string listed;
+    for (ElemType t : {ElemType::f32, ElemType::f16, ElemType::bf16, ElemType::i8})
+      if (graph::detail::has_type(storage_types_, t))
+        listed += fmt::format("{}{}", listed.empty() ? "" : ", ", to_string(t));
+    return make_error(
+        "{}: the target's storage is {}, but this network's layer table is instantiated for {} "
+        "only; use infer::BasicNet<infer::storage_list<...>> with {} and include "
+        "<infer/net/layer_table.hpp> in one file",
+        file.source, to_string(target_.storage), listed, to_string(target_.storage));
+  }
   auto st = std::make_unique<State>();
   if (state_) st->plan_limit = state_->plan_limit;  // a limit set before loading stays
   st->file = std::move(file);

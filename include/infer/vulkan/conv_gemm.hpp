@@ -32,6 +32,13 @@ enum class GemmPath { best, fma, cooperative_matrix };
 /// channel per group (depthwise) the reduction is the window alone: the direct kernel.
 constexpr bool conv_uses_gemm(int in_per_group) { return in_per_group > 1; }
 
+/// Whether a convolution layer of `in_c` input channels in `group` groups runs as a GEMM on 3-D
+/// blobs: several channels per group, and not a small input (conv_small_input: its own kernel).
+constexpr bool conv_runs_gemm(int in_c, int group, int kernel_w, int kernel_h) {
+  return group >= 1 && in_c % group == 0 && conv_uses_gemm(in_c / group) &&
+         !conv_small_input(in_c, group, kernel_w, kernel_h);
+}
+
 /// K of the GEMM padded to the kernel's step of 32.
 constexpr int conv_gemm_k_pad(int k) { return (k + 31) / 32 * 32; }
 

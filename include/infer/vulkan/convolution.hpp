@@ -1,22 +1,26 @@
 // The convolution kernel on the GPU (shaders/convolution.comp), the portable direct form: any
 // window, stride, dilation, groups and zero padding, input and output at pack 1 or 4, bias,
 // residual and activation in the epilogue, f32 or f16 storage; depthwise at pack 4 runs
-// shaders/convolution_dw.comp (four channels per invocation). The GPU Convolution and
-// ConvolutionDepthWise forwards record it; the implicit GEMM (conv_gemm.hpp) is the fast path for
-// convolutions with several input channels per group.
+// shaders/convolution_dw.comp (four channels per invocation), and an input of at most 4 channels
+// in one group (an image) shaders/conv_small_input.comp (a pixel's window read once for 8 output
+// channels, the weights in shared memory). The GPU Convolution and ConvolutionDepthWise forwards
+// record it; the implicit GEMM (conv_gemm.hpp) is the fast path for convolutions with several
+// input channels per group.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <utility>
 #include <infer/vulkan/activation.hpp>
 #include <infer/vulkan/recorder.hpp>
+#include <infer_shaders/conv_small_input_f16.hpp>
+#include <infer_shaders/conv_small_input_f32.hpp>
 #include <infer_shaders/convolution_dw_f16.hpp>
 #include <infer_shaders/convolution_dw_f32.hpp>
 #include <infer_shaders/convolution_f16.hpp>
 #include <infer_shaders/convolution_f32.hpp>
 #include <string_view>
+#include <utility>
 
 namespace infer::vk {
 
@@ -34,6 +38,13 @@ struct ConvolutionParams {
   /// into the convolution), at pack 1 or 4; null: none.
   const VkMat* residual = nullptr;
 };
+
+/// Whether a convolution of 3-D blobs runs on shaders/conv_small_input.comp: one group, at most 4
+/// input channels and at most 200 weights an output channel (4 channels x 7x7): a network's first
+/// layer on an image, whose K is too short for the implicit GEMM's tiles.
+constexpr bool conv_small_input(int in_c, int group, int kernel_w, int kernel_h) {
+  return group == 1 && in_c >= 1 && in_c <= 4 && in_c * kernel_w * kernel_h <= 200;
+}
 
 namespace detail {
 
@@ -127,6 +138,32 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
   if (out.c > 65535)
     return make_error("Vulkan convolution: {} output channels, at most 65535", out.c);
   const bool f16 = bottom.type() == ElemType::f16;
+  const auto [res_pack, res_cstep] = detail::residual_layout(cp);
+  std::array<SpecValue, 15> spec{};
+  const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
+  std::copy(shared.begin(), shared.end(), spec.begin());
+  spec.back() = SpecValue::of(17, res_pack);
+  const std::int32_t push[11] = {in.w,        in.h,       in.c,     std::int32_t(cstep),
+                                 out.w,       out.h,      out.c,    std::int32_t(out_cstep),
+                                 cp.pad_left, cp.pad_top, res_cstep};
+  // Bindings without a blob (no bias, no residual) must still name a buffer: the weights stand
+  // in, unread.
+  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights,
+                          cp.residual ? cp.residual : &weights};
+  if (bottom.shape().dims == 3 && conv_small_input(in.c, cp.group, cp.kernel_w, cp.kernel_h)) {
+    // Tiles of 64 pixels along x (and z past 65535 of them), blocks of 32 channels along y.
+    const ShaderCode code{f16 ? "conv_small_input.comp (f16)" : "conv_small_input.comp (f32)",
+                          f16 ? std::span<const std::uint32_t>(shaders::conv_small_input_f16)
+                              : std::span<const std::uint32_t>(shaders::conv_small_input_f32),
+                          5, 11 * 4};
+    const std::size_t tiles = (std::size_t(out.w) * std::size_t(out.h) + 63) / 64;
+    if (tiles > std::size_t(65535) * 65535)
+      return make_error("Vulkan convolution: {}x{} output pixels exceed the dispatch limits", out.w,
+                        out.h);
+    return rec.dispatch(code, {64, 4, 1}, spec, blobs, std::as_bytes(std::span(push)),
+                        {std::uint32_t(std::min<std::size_t>(tiles, 65535)),
+                         (std::uint32_t(out.c) + 31) / 32, std::uint32_t((tiles + 65534) / 65535)});
+  }
   // Depthwise with both blobs at pack 4: a channel quad per invocation.
   const bool dw = bottom.shape().dims == 3 && cp.group == in.c && in.c == out.c &&
                   bottom.elempack() == 4 && top.elempack() == 4;
@@ -139,19 +176,7 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
                       f16 ? std::span<const std::uint32_t>(shaders::convolution_f16)
                           : std::span<const std::uint32_t>(shaders::convolution_f32),
                       5, 11 * 4};
-  const auto [res_pack, res_cstep] = detail::residual_layout(cp);
-  std::array<SpecValue, 15> spec{};
-  const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
-  std::copy(shared.begin(), shared.end(), spec.begin());
-  spec.back() = SpecValue::of(17, res_pack);
   constexpr std::uint32_t kLocal[3] = {8, 8, 1};
-  const std::int32_t push[11] = {in.w,  in.h,  in.c,  std::int32_t(cstep),
-                                 out.w, out.h, out.c, std::int32_t(out_cstep),
-                                 cp.pad_left, cp.pad_top, res_cstep};
-  // Bindings without a blob (no bias, no residual) must still name a buffer: the weights stand
-  // in, unread.
-  const VkMat* blobs[] = {&bottom, &top, &weights, bias ? bias : &weights,
-                          cp.residual ? cp.residual : &weights};
   return rec.dispatch(code, {kLocal[0], kLocal[1], kLocal[2]}, spec, blobs, std::as_bytes(std::span(push)),
                       {(std::uint32_t(out.w) + kLocal[0] - 1) / kLocal[0],
                        (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1],

@@ -79,7 +79,7 @@ Status conv_vulkan(const L& layer, int group, std::span<const vk::VkMat> in,
   p.act = vk::gpu_activation(step.act);
   if (in.size() == 2) p.residual = &in[1];
   const vk::VkMat* bias = step.weights.size() > 1 ? &step.weights[1] : nullptr;
-  if (s.dims == 3 && group > 0 && s.c % group == 0 && vk::conv_uses_gemm(s.c / group))
+  if (s.dims == 3 && vk::conv_runs_gemm(s.c, group, win.kernel_w, win.kernel_h))
     return vk::record_conv_gemm(rec, in[0], out[0], step.weights[0], bias, p);
   return vk::record_convolution(rec, in[0], out[0], step.weights[0], bias, p);
 }
@@ -97,13 +97,13 @@ Status upload_with_bias(const L& layer, std::span<const float> weights, vk::Uplo
 }
 
 /// Uploads a convolution layer's weights (laid out for the GEMM kernel when conv_vulkan runs it
-/// as one: more than one input channel per group), then its bias when it has one.
+/// as one: vk::conv_runs_gemm), then its bias when it has one.
 template <class L>
 Status upload_conv_weights(const L& layer, int group, vk::Uploader& up) {
   const Window2D win = conv_window(layer);
   const std::size_t per_output = std::size_t(layer.num_output) * std::size_t(win.maxk());
   const int in_per_group = per_output > 0 ? int(layer.weight_data.size() / per_output) : 0;
-  if (vk::conv_uses_gemm(in_per_group) && group >= 1 &&
+  if (group >= 1 && vk::conv_runs_gemm(in_per_group * group, group, win.kernel_w, win.kernel_h) &&
       std::size_t(in_per_group) * per_output == layer.weight_data.size())
     return upload_with_bias(layer,
                             vk::conv_gemm_weights(layer.weight_data, layer.num_output,

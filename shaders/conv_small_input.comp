@@ -1,0 +1,108 @@
+// Direct convolution of an input with few channels (at most 4, one group: a network's first layer
+// on an image), where the implicit GEMM's K (channels x taps, 27 for RGB 3x3) is too short to fill
+// its tiles and its gather of single values dominates. A workgroup of 64 x 4 invocations takes 64
+// output pixels and 32 output channels: it first copies those channels' weights (at most 200 per
+// channel) and biases into shared memory as f32; then each invocation reads its pixel's window
+// once, channel by channel, and multiplies every value into 8 output channels, the weights read
+// from shared memory (every invocation of a subgroup reads the same one). Any window, stride,
+// dilation and zero padding (taps outside the input read the pad value); input at pack 1 or 4,
+// output at pack 1 or 4; bias, residual and activation applied before the store. Storage f32, or
+// f16 with INFER_FP16_STORAGE (arithmetic in f32). Weights in ncnn's order
+// [out channel][in channel][ky][kx].
+// Specialization constants: 0-2 workgroup size (64, 4, 1); 3-17 as convolution.comp (9, the
+// group, is 1). Push constants as convolution.comp. Workgroups: x + 65535 z counts the tiles of
+// 64 pixels, y the blocks of 32 output channels.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#if INFER_FP16_STORAGE
+#extension GL_EXT_shader_16bit_storage : require
+#define STORE float16_t
+#else
+#define STORE float
+#endif
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(constant_id = 3) const int kernel_w = 1;
+layout(constant_id = 4) const int kernel_h = 1;
+layout(constant_id = 5) const int dilation_w = 1;
+layout(constant_id = 6) const int dilation_h = 1;
+layout(constant_id = 7) const int stride_w = 1;
+layout(constant_id = 8) const int stride_h = 1;
+layout(constant_id = 9) const int group = 1;
+layout(constant_id = 10) const int in_pack = 1;
+layout(constant_id = 11) const int out_pack = 1;
+layout(constant_id = 12) const int bias_term = 0;
+layout(constant_id = 13) const int act = 0;
+layout(constant_id = 14) const float p0 = 0.0;
+layout(constant_id = 15) const float p1 = 0.0;
+layout(constant_id = 16) const float pad_value = 0.0;
+layout(constant_id = 17) const int res_pack = 0;
+
+layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
+layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
+layout(binding = 2) readonly buffer Weights { STORE v[]; } weights;
+layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
+layout(binding = 4) readonly buffer Residual { STORE v[]; } residual;
+
+layout(push_constant) uniform Push {
+  int w, h, c, cstep;
+  int outw, outh, outc, out_cstep;
+  int pad_left, pad_top;
+  int res_cstep;
+} pc;
+
+#include "activation.glsl"
+
+const int CO = 8;        // output channels an invocation computes
+const int BLOCK = 32;    // output channels a workgroup computes: 4 rows of CO
+const int MAX_K = 200;   // weights per output channel (4 channels x 7x7 = 196)
+shared float ws[BLOCK * MAX_K];  // [channel of the block][k], k in ncnn's order
+shared float bs[BLOCK];
+
+void main() {
+  const int tid = int(gl_LocalInvocationID.y) * 64 + int(gl_LocalInvocationID.x);
+  const int K = pc.c * kernel_h * kernel_w;
+  const int oc0 = int(gl_WorkGroupID.y) * BLOCK;
+  const int in_block = min(BLOCK, pc.outc - oc0);
+  for (int i = tid; i < BLOCK * K; i += 256)
+    ws[i] = i < in_block * K ? float(weights.v[oc0 * K + i]) : 0.0;
+  if (tid < BLOCK) bs[tid] = bias_term != 0 && tid < in_block ? float(bias.v[oc0 + tid]) : 0.0;
+  barrier();
+
+  const int p = (int(gl_WorkGroupID.x) + 65535 * int(gl_WorkGroupID.z)) * 64 +
+                int(gl_LocalInvocationID.x);
+  const int cb = int(gl_LocalInvocationID.y) * CO;  // the invocation's first channel in the block
+  if (p >= pc.outw * pc.outh || cb >= in_block) return;
+  const int y = p / pc.outw, x = p - y * pc.outw;
+  const int x0 = x * stride_w - pc.pad_left, y0 = y * stride_h - pc.pad_top;
+
+  float acc[CO];
+  [[unroll]] for (int i = 0; i < CO; ++i) acc[i] = bs[cb + i];
+  const int taps = kernel_h * kernel_w;
+  for (int ky = 0; ky < kernel_h; ++ky) {
+    const int iy = y0 + ky * dilation_h;
+    for (int kx = 0; kx < kernel_w; ++kx) {
+      const int ix = x0 + kx * dilation_w;
+      const bool inside = iy >= 0 && iy < pc.h && ix >= 0 && ix < pc.w;
+      const int at = (iy * pc.w + ix) * in_pack;
+      for (int ic = 0; ic < pc.c; ++ic) {
+        const float v =
+            inside ? float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + at + ic % in_pack])
+                   : pad_value;
+        const int k = ic * taps + ky * kernel_w + kx;
+        [[unroll]] for (int i = 0; i < CO; ++i) acc[i] += v * ws[(cb + i) * K + k];
+      }
+    }
+  }
+  [[unroll]] for (int i = 0; i < CO; ++i) {
+    const int oc = oc0 + cb + i;
+    if (oc >= pc.outc) break;
+    float sum = acc[i];
+    if (res_pack != 0)
+      sum += float(residual.v[(oc / res_pack) * pc.res_cstep * res_pack + p * res_pack +
+                              oc % res_pack]);
+    top.v[(oc / out_pack) * pc.out_cstep * out_pack + p * out_pack + oc % out_pack] =
+        STORE(activate(sum, act, p0, p1));
+  }
+}
