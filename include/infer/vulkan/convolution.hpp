@@ -156,11 +156,14 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
                           f16 ? std::span<const std::uint32_t>(shaders::conv_small_input_f16)
                               : std::span<const std::uint32_t>(shaders::conv_small_input_f32),
                           5, 11 * 4};
+    std::array<SpecValue, 16> small_spec{};
+    std::copy(spec.begin(), spec.end(), small_spec.begin());
+    small_spec.back() = SpecValue::of(18, in.c);
     const std::size_t tiles = (std::size_t(out.w) * std::size_t(out.h) + 63) / 64;
     if (tiles > std::size_t(65535) * 65535)
       return make_error("Vulkan convolution: {}x{} output pixels exceed the dispatch limits", out.w,
                         out.h);
-    return rec.dispatch(code, {64, 4, 1}, spec, blobs, std::as_bytes(std::span(push)),
+    return rec.dispatch(code, {64, 4, 1}, small_spec, blobs, std::as_bytes(std::span(push)),
                         {std::uint32_t(std::min<std::size_t>(tiles, 65535)),
                          (std::uint32_t(out.c) + 31) / 32, std::uint32_t((tiles + 65534) / 65535)});
   }
