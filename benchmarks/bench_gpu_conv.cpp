@@ -6,8 +6,10 @@
 // accumulators, and fp32 FMAs.
 //
 //   bench_gpu_conv [device index] [repeats] [K steps, e.g. 32,64 (the default)] [layer filter]
+//                  [quick]
 //
-// The filter, substrings separated by '|', keeps the layers whose names hold one of them.
+// The filter, substrings separated by '|', keeps the layers whose names hold one of them; `quick`
+// leaves out the FMA column and the sweep of tiles.
 //
 // Each figure: the minimum over 5 submits of `repeats` back-to-back dispatches (barriers between),
 // divided by `repeats`. Every pipeline is built first (one pass over the layers, untimed); then
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
   ivk::DeviceChoice choice;
   if (argc > 1) choice.index = std::uint32_t(std::atoi(argv[1]));
   const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
+  const bool quick = argc > 5 && std::string(argv[5]) == "quick";
   std::vector<int> steps;
   for (const char* at = argc > 3 ? argv[3] : "32,64"; *at;) {
     char* end = nullptr;
@@ -225,14 +228,15 @@ int main(int argc, char** argv) {
       const std::string coop = info.cooperative_matrix
                                    ? cell(gemm(ivk::GemmPath::cooperative_matrix), coop_peak)
                                    : fmt::format("{:>22}", "n/a");
-      const std::string fma = cell(gemm(ivk::GemmPath::fma), fma_peak);
+      const std::string fma =
+          quick ? std::string(22, ' ') : cell(gemm(ivk::GemmPath::fma), fma_peak);
       const double direct = time_it(*ctx, cache, std::max(1, reps / 4), [&](ivk::Recorder& r) {
         return ivk::record_convolution(r, in, out, w_direct, &bias, p);
       });
       if (print)
         std::printf("%-36s %8.3f | %s | %s | %10.1f\n", l.name, flops * 1e-9, coop.c_str(),
                     fma.c_str(), direct * 1e6);
-      if (info.cooperative_matrix) {
+      if (info.cooperative_matrix && !quick) {
         // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
         // then the fastest over several splits.
         const ivk::TcTile chosen =

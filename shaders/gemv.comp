@@ -1,13 +1,10 @@
 // InnerProduct over one sample: top[o] = act(bias[o] + sum_k W[o][k] x[k]), a matrix-vector
 // product bound by the weights' bandwidth. A workgroup of 32 x 8 invocations takes 8 rows. K goes
-// in chunks of 2048: the workgroup first gathers the chunk of x into shared memory (one index
-// decomposition per value for all 8 rows, not one per weight), then the 32 of a row read 16 bytes
-// of consecutive weights at a time (eight f16 where K is a multiple of 8, four f32 where K is a
-// multiple of 4; else four f16 at a time where K is a multiple of 4, else one), contiguous across
-// the invocations, the chunk's loads unrolled so that they are all in flight, and sum their
-// partials in shared memory at the end. For 16-byte loads the chunk of x is stored so that the
-// invocations of a row read consecutive words: the value an invocation multiplies by the j-th
-// weight of its u-th load sits at [u][j][lane]; otherwise in order.
+// in chunks of 1024: the workgroup first gathers the chunk of x into shared memory (one index
+// decomposition per value for all 8 rows, not one per weight), then the 32 of a row read four
+// consecutive weights at a time (K a multiple of 4; else one), contiguous across the invocations,
+// the chunk's loads unrolled so that eight of them are in flight, and sum their partials in shared
+// memory at the end.
 // x is the input blob read in ncnn's order (channel, y, x) whatever its pack: k = (c * h + y) * w
 // + x, at (c / pack) * cstep * pack + (y * w + x) * pack + c % pack (a 1-D blob: cstep 1, h 1).
 // Weights in ncnn's order [output][k]. The output is 1-D (contiguous at any pack).
@@ -37,7 +34,6 @@ layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
 layout(binding = 2) readonly buffer Weights { STORE v[]; } weights;
 layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
-layout(binding = 2) readonly buffer Weights16 { uvec4 v[]; } weights16;  // 16 bytes a load
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
 
 layout(push_constant) uniform Push {
@@ -46,14 +42,8 @@ layout(push_constant) uniform Push {
 
 #include "activation.glsl"
 
-const int CHUNK = 2048;
-#if INFER_FP16_STORAGE
-const int PER_LOAD = 8;  // weights in 16 bytes
-#else
-const int PER_LOAD = 4;
-#endif
-const int LOADS = CHUNK / (32 * PER_LOAD);  // 16-byte loads an invocation makes per chunk
-shared float xs[CHUNK];  // [u][j][lane]: see the header
+const int CHUNK = 1024;
+shared float xs[CHUNK];
 shared float partial[8][33];
 
 float x_at(int k) {
@@ -68,47 +58,20 @@ void main() {
   const int tid = r * 32 + lane;
   const int o = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * 8 + r;
   const bool live = o < pc.outputs;
-  const bool wide = pc.K % PER_LOAD == 0;
+  const bool by4 = pc.K % 4 == 0;
   float sum = 0.0;
   for (int k0 = 0; k0 < pc.K; k0 += CHUNK) {
     const int n = min(CHUNK, pc.K - k0);
     barrier();  // the previous chunk's reads are done
-    if (wide) {
-      // Slot i = (u * PER_LOAD + j) * 32 + l holds x[k0 + (u * 32 + l) * PER_LOAD + j].
-      for (int i = tid; i < CHUNK; i += 256) {
-        const int l = i % 32, j = (i / 32) % PER_LOAD, u = i / (32 * PER_LOAD);
-        const int k = (u * 32 + l) * PER_LOAD + j;
-        xs[i] = k < n ? x_at(k0 + k) : 0.0;
-      }
-    } else {
-      for (int i = tid; i < n; i += 256) xs[i] = x_at(k0 + i);
-    }
+    for (int i = tid; i < n; i += 256) xs[i] = x_at(k0 + i);
     memoryBarrierShared();
     barrier();
-    if (live && wide) {
-      const int row = (o * pc.K + k0) / PER_LOAD;
-      uvec4 wv[LOADS];  // all of the chunk's loads first, then the products
-      [[unroll]] for (int u = 0; u < LOADS; ++u) {
-        const int q = lane + 32 * u;
-        wv[u] = PER_LOAD * q < n ? weights16.v[row + q] : uvec4(0);
-      }
-      [[unroll]] for (int u = 0; u < LOADS; ++u) {
-        const int at = u * PER_LOAD * 32 + lane;
-#if INFER_FP16_STORAGE
-        [[unroll]] for (int h = 0; h < 4; ++h) {
-          const vec2 w2 = unpackHalf2x16(wv[u][h]);
-          sum += w2.x * xs[at + (2 * h) * 32] + w2.y * xs[at + (2 * h + 1) * 32];
-        }
-#else
-        [[unroll]] for (int j = 0; j < 4; ++j) sum += uintBitsToFloat(wv[u][j]) * xs[at + j * 32];
-#endif
-      }
-    } else if (live && pc.K % 4 == 0) {  // f16 weights four at a time (8 bytes)
+    if (live && by4) {
       const int row = (o * pc.K + k0) / 4;
-      vec4 wv[CHUNK / 128];
+      vec4 wv[CHUNK / 128];  // all of the chunk's loads first, then the products
       [[unroll]] for (int u = 0; u < CHUNK / 128; ++u) {
-        const int q = lane + 32 * u;
-        wv[u] = 4 * q < n ? vec4(weights4.v[row + q]) : vec4(0.0);
+        const int k4 = lane + 32 * u;
+        wv[u] = 4 * k4 < n ? vec4(weights4.v[row + k4]) : vec4(0.0);
       }
       [[unroll]] for (int u = 0; u < CHUNK / 128; ++u) {
         const int k = 4 * (lane + 32 * u);

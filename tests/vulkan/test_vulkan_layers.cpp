@@ -106,9 +106,9 @@ TEST_CASE("Vulkan layers: convolutions", "[vulkan][layers]") {
   fc.activation.type = 1;
   GpuLayerTester(fc, "InnerProduct 3-D input").inputs({Shape::of(5, 3, 8)}).run();
   GpuLayerTester(fc, "InnerProduct 1-D input").inputs({Shape::of(120)}).run();
-  // K over several of the kernel's 2048-value chunks, the last one partial: a multiple of 8
-  // (7x7x96 = 4704: 16-byte loads at f16 and f32), of 4 and not 8 (7x7x52 = 2548: 16-byte loads
-  // at f32, 8-byte at f16) and of neither (7x7x45 = 2205, odd channels: one value at a time).
+  // K over several of the kernel's 1024-value chunks, the last one partial: multiples of 4
+  // (7x7x96 = 4704, 7x7x52 = 2548: four weights a load) and not (7x7x45 = 2205, odd channels: one
+  // at a time).
   for (const Shape& in : {Shape::of(7, 7, 96), Shape::of(7, 7, 52), Shape::of(7, 7, 45)}) {
     L::InnerProduct big;
     big.num_output = 19;
