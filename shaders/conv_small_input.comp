@@ -2,16 +2,17 @@
 // on an image), where the implicit GEMM's K (channels x taps, 27 for RGB 3x3) is too short to fill
 // its tiles and its gather of single values dominates. A workgroup of 64 x 4 invocations takes 64
 // output pixels and 32 output channels: it first copies those channels' weights (at most 200 per
-// channel, the array sized by the layer's) and biases into shared memory as f32; then each invocation reads its pixel's window
-// once, channel by channel, and multiplies every value into 8 output channels, their weights read
-// from shared memory as two vec4 (every invocation of a subgroup reads the same ones). Any window, stride,
-// dilation and zero padding (taps outside the input read the pad value); input at pack 1 or 4,
-// output at pack 1 or 4; bias, residual and activation applied before the store. Storage f32, or
-// f16 with INFER_FP16_STORAGE (arithmetic in f32). Weights in ncnn's order
-// [out channel][in channel][ky][kx].
+// channel; the array sized by the layer's K, so that as many workgroups fit on a compute unit as
+// its shared memory allows) and biases into shared memory as f32, laid out [k][channel]; then
+// each invocation reads its pixel's window once, channel by channel, and multiplies every value
+// into 8 output channels, their weights read as two vec4 (every invocation of a subgroup reads the
+// same ones), and stores whole channel quads at output pack 4. Any window, stride, dilation and
+// padding (taps outside the input read the pad value); input at pack 1 or 4, output at pack 1 or
+// 4; bias, residual and activation applied before the store. Storage f32, or f16 with
+// INFER_FP16_STORAGE (arithmetic in f32). Weights in ncnn's order [out channel][in channel][ky][kx].
 // Specialization constants: 0-2 workgroup size (64, 4, 1); 3-17 as convolution.comp (9, the
-// group, is 1); 18 the input channels. Push constants as convolution.comp. Workgroups: x + 65535 z counts the tiles of
-// 64 pixels, y the blocks of 32 output channels.
+// group, is 1); 18 the input channels. Push constants as convolution.comp. Workgroups: x + 65535 z
+// counts the tiles of 64 pixels, y the blocks of 32 output channels.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -61,8 +62,6 @@ layout(push_constant) uniform Push {
 const int CO = 8;        // output channels an invocation computes
 const int BLOCK = 32;    // output channels a workgroup computes: 4 rows of CO
 const int K = in_c * kernel_h * kernel_w;  // weights per output channel, at most 200
-// Sized by the layer's K, not the most it may be, so that as many workgroups fit on a compute
-// unit as its shared memory allows.
 shared vec4 ws[K * (BLOCK / 4)];  // [k][channel quad of the block], k in ncnn's order
 shared float bs[BLOCK];
 
