@@ -139,10 +139,12 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
     return make_error("Vulkan convolution: {} output channels, at most 65535", out.c);
   const bool f16 = bottom.type() == ElemType::f16;
   const auto [res_pack, res_cstep] = detail::residual_layout(cp);
-  std::array<SpecValue, 15> spec{};
+  // Constants 3-17 every kernel here reads; 18 (the input channels) conv_small_input.comp alone.
+  std::array<SpecValue, 16> spec{};
   const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
   std::copy(shared.begin(), shared.end(), spec.begin());
-  spec.back() = SpecValue::of(17, res_pack);
+  spec[14] = SpecValue::of(17, res_pack);
+  spec[15] = SpecValue::of(18, in.c);
   const std::int32_t push[11] = {in.w,        in.h,       in.c,     std::int32_t(cstep),
                                  out.w,       out.h,      out.c,    std::int32_t(out_cstep),
                                  cp.pad_left, cp.pad_top, res_cstep};
@@ -156,14 +158,11 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
                           f16 ? std::span<const std::uint32_t>(shaders::conv_small_input_f16)
                               : std::span<const std::uint32_t>(shaders::conv_small_input_f32),
                           5, 11 * 4};
-    std::array<SpecValue, 16> small_spec{};
-    std::copy(spec.begin(), spec.end(), small_spec.begin());
-    small_spec.back() = SpecValue::of(18, in.c);
     const std::size_t tiles = (std::size_t(out.w) * std::size_t(out.h) + 63) / 64;
     if (tiles > std::size_t(65535) * 65535)
       return make_error("Vulkan convolution: {}x{} output pixels exceed the dispatch limits", out.w,
                         out.h);
-    return rec.dispatch(code, {64, 4, 1}, small_spec, blobs, std::as_bytes(std::span(push)),
+    return rec.dispatch(code, {64, 4, 1}, spec, blobs, std::as_bytes(std::span(push)),
                         {std::uint32_t(std::min<std::size_t>(tiles, 65535)),
                          (std::uint32_t(out.c) + 31) / 32, std::uint32_t((tiles + 65534) / 65535)});
   }
@@ -180,10 +179,11 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
                           : std::span<const std::uint32_t>(shaders::convolution_f32),
                       5, 11 * 4};
   constexpr std::uint32_t kLocal[3] = {8, 8, 1};
-  return rec.dispatch(code, {kLocal[0], kLocal[1], kLocal[2]}, spec, blobs, std::as_bytes(std::span(push)),
-                      {(std::uint32_t(out.w) + kLocal[0] - 1) / kLocal[0],
-                       (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1],
-                       std::uint32_t(dw ? out.c / 4 : out.c)});
+  return rec.dispatch(
+      code, {kLocal[0], kLocal[1], kLocal[2]}, std::span(spec).first(15), blobs,
+      std::as_bytes(std::span(push)),
+      {(std::uint32_t(out.w) + kLocal[0] - 1) / kLocal[0],
+       (std::uint32_t(out.h) + kLocal[1] - 1) / kLocal[1], std::uint32_t(dw ? out.c / 4 : out.c)});
 }
 
 }  // namespace infer::vk
