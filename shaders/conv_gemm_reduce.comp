@@ -6,6 +6,7 @@
 // output channels, pixels, splits, output channel step, the residual's channel step.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #if INFER_FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
 #define STORE float16_t
@@ -37,9 +38,17 @@ void main() {
   const int oc = int(gl_GlobalInvocationID.y);
   if (q >= pc.pixels || oc >= pc.outc) return;
   float sum = bias_term != 0 ? float(bias.v[oc]) : 0.0;
-  for (int s = 0; s < pc.splits; ++s) sum += partial.v[(s * pc.outc + oc) * pc.pixels + q];
   if (res_pack != 0)
     sum += float(residual.v[(oc / res_pack) * pc.res_cstep * res_pack + q * res_pack + oc % res_pack]);
+  // Eight parts' loads at a time, none waiting on another: the last part's index stands in past
+  // the end, so that no load sits under a condition its sum then waits on.
+  for (int s = 0; s < pc.splits; s += 8) {
+    float t[8];
+    [[unroll]] for (int u = 0; u < 8; ++u)
+      t[u] = partial.v[(min(s + u, pc.splits - 1) * pc.outc + oc) * pc.pixels + q];
+    [[unroll]] for (int u = 0; u < 8; ++u)
+      if (s + u < pc.splits) sum += t[u];
+  }
   top.v[(oc / out_pack) * pc.out_cstep * out_pack + q * out_pack + oc % out_pack] =
       STORE(activate(sum, act, p0, p1));
 }
