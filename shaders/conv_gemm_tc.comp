@@ -122,7 +122,14 @@ void main() {
     iy0[j] = oy * stride_h - pc.pad_top;
     ix0[j] = (p_ok[j] ? p - oy * pc.outw : 0) * stride_w - pc.pad_left;
   }
+  // A step's units as loaded, and what stands in for them when they reach the shared tiles:
+  // a_ok false, zeros; b_code per half (bits 0-1 the first, 2-3 the second), 1 zeros, 2 the pad
+  // value. Every load reads a valid address and nothing uses its value before the next step's
+  // stores, so that the loads stay in flight while the subgroups multiply (a load chosen by a
+  // condition was waited for where the condition's two sides met, before the products).
   uvec4 a_reg[A_UNITS], b_reg[B_UNITS];
+  bool a_ok[A_UNITS];
+  uint b_code[B_UNITS];
   // The tile's bias, read by the epilogue after the steps' barriers.
   for (int i = tid; i < BM; i += THREADS)
     bias_s[i] = bias_term != 0 && m0 + i < M ? float(bias.v[g * M + m0 + i]) : 0.0;
@@ -151,9 +158,10 @@ void main() {
   // Loads step k0's units into a_reg, b_reg, then moves the k positions on by a step.
 #define FETCH(k0)                                                                              \
   {                                                                                            \
-    [[unroll]] for (int i = 0; i < A_UNITS; ++i)                                               \
-      a_reg[i] = a_row[i] && (k0) + 8 * kq < pc.K_pad ? weights_raw.v[a_at[i] + (k0) / 8]      \
-                                                      : uvec4(0);                              \
+    [[unroll]] for (int i = 0; i < A_UNITS; ++i) {                                             \
+      a_ok[i] = a_row[i] && (k0) + 8 * kq < pc.K_pad;                                          \
+      a_reg[i] = weights_raw.v[a_ok[i] ? a_at[i] + (k0) / 8 : 0];                              \
+    }                                                                                          \
     const int kb = (k0) + kq * 8;                                                              \
     if (vec_in) {                                                                              \
       int off[2], dy[2], dx[2];                                                                \
@@ -167,15 +175,16 @@ void main() {
       }                                                                                        \
       [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
         uvec2 q[2];                                                                            \
+        uint code = 0u;                                                                        \
         [[unroll]] for (int hh = 0; hh < 2; ++hh) {                                            \
           const int iy = iy0[j] + dy[hh], ix = ix0[j] + dx[hh];                                \
-          if (!p_ok[j] || !k_ok[hh])                                                           \
-            q[hh] = uvec2(0);                                                                  \
-          else if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w)                               \
-            q[hh] = pad2;                                                                      \
-          else                                                                                 \
-            q[hh] = bottom_raw.v[off[hh] + iy * pc.w + ix];                                    \
+          const uint c = !p_ok[j] || !k_ok[hh]                                   ? 1u          \
+                         : iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w ? 2u                   \
+                                                                         : 0u;                 \
+          code |= c << (2 * hh);                                                               \
+          q[hh] = bottom_raw.v[c == 0u ? off[hh] + iy * pc.w + ix : 0];                        \
         }                                                                                      \
+        b_code[j] = code;                                                                      \
         b_reg[j] = uvec4(q[0], q[1]);                                                          \
       }                                                                                        \
     } else {                                                                                   \
@@ -195,6 +204,7 @@ void main() {
             v[e / 4][e % 4] = input_at(ic_of[e], iy0[j] + dy[e], ix0[j] + dx[e]);              \
         }                                                                                      \
         b_reg[j] = uvec4(halves4(v[0]), halves4(v[1]));                                        \
+        b_code[j] = 0u;                                                                        \
       }                                                                                        \
     }                                                                                          \
     [[unroll]] for (int e = 0; e < 8; ++e) {                                                   \
@@ -216,9 +226,15 @@ void main() {
   for (int k0 = k_begin; k0 < k_end; k0 += BK) {
     barrier();
     [[unroll]] for (int i = 0; i < A_UNITS; ++i)
-      S[(tid / KU + i * RSTEP) * ROW + kq] = a_reg[i];
-    [[unroll]] for (int j = 0; j < B_UNITS; ++j)
-      S[(BM + tid / KU + j * RSTEP) * ROW + kq] = b_reg[j];
+      S[(tid / KU + i * RSTEP) * ROW + kq] = a_ok[i] ? a_reg[i] : uvec4(0);
+    [[unroll]] for (int j = 0; j < B_UNITS; ++j) {
+      uvec2 q[2] = {b_reg[j].xy, b_reg[j].zw};
+      [[unroll]] for (int hh = 0; hh < 2; ++hh) {
+        const uint c = (b_code[j] >> (2 * hh)) & 3u;
+        if (c != 0u) q[hh] = c == 1u ? uvec2(0) : pad2;
+      }
+      S[(BM + tid / KU + j * RSTEP) * ROW + kq] = uvec4(q[0], q[1]);
+    }
     barrier();
     if (k0 + BK < k_end) FETCH(k0 + BK)
     [[unroll]] for (int kk = 0; kk < BK / 16; ++kk) {
