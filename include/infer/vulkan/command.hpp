@@ -134,7 +134,6 @@ class Command {
 
   /// Makes every earlier write (shader or copy) visible to every later read or write.
   Status barrier() {
-    scratch_in_use_ = false;
     return guard("recording a barrier", [&] {
       const ::vk::MemoryBarrier mb(
           ::vk::AccessFlagBits::eShaderWrite | ::vk::AccessFlagBits::eTransferWrite,
@@ -149,11 +148,7 @@ class Command {
 
   /// Device memory of at least `bytes` for kernels' intermediate values, kept as long as the
   /// command (a larger request makes a new buffer; the earlier ones stay for what was recorded).
-  /// Where an earlier request's user may still run (no barrier recorded since), records one
-  /// first.
   Result<VkMat> scratch(std::size_t bytes) {
-    if (scratch_in_use_) INFER_TRY(barrier());
-    scratch_in_use_ = true;
     bytes = std::max<std::size_t>((bytes + 255) / 256 * 256, 256);
     if (scratch_.empty() || scratch_.back()->bytes() < bytes) {
       auto b = Buffer::create(*ctx_, bytes, MemoryKind::device);
@@ -201,7 +196,6 @@ class Command {
   std::unique_ptr<::vk::raii::QueryPool> pool_queries_;
   std::uint32_t queries_ = 0;
   std::vector<std::unique_ptr<Buffer>> scratch_;
-  bool scratch_in_use_ = false;  ///< handed out since the last barrier
 };
 
 /// A Recorder over a Command being recorded, with pipelines from a cache.

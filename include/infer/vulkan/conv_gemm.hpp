@@ -207,6 +207,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
     auto s = rec.scratch(std::size_t(splits) * std::size_t(out.c) * pixels * 4);
     INFER_TRY(s);
     partial = *s;
+    INFER_TRY(rec.barrier());  // earlier users of the scratch memory are done with it
   }
   const ShaderCode code{coop  ? "conv_gemm_tc.comp (cooperative matrix)"
                         : f16 ? "conv_gemm.comp (f16)"

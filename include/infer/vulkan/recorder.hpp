@@ -53,8 +53,8 @@ class Recorder {
   /// Makes everything recorded so far visible to what is recorded next.
   virtual Status barrier() = 0;
   /// Device memory for a kernel's intermediate values (a split GEMM's partial sums), at least
-  /// `bytes`, as a 1-D f32 blob. Shared by every step of the recording (the recorder puts a
-  /// barrier between two users that might otherwise overlap); nothing of it outlives the step.
+  /// `bytes`, as a 1-D f32 blob. Shared by every step of the recording: a kernel that uses it
+  /// records a barrier before its first write, and nothing of it outlives the step.
   virtual Result<VkMat> scratch(std::size_t bytes) {
     return make_error("Vulkan: this recorder has no scratch memory ({} bytes asked for)", bytes);
   }
