@@ -8,14 +8,19 @@
 // separate ReLU pass; 1x1 layers on 7x7 maps (49 pixels: four full register tiles and a narrow
 // one); and the first layers of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The
 // ResNet-50 and VGG-16 shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8):
-// GOP/s and the fraction of the measured AVX-512 VNNI (vpdpbusd) peak. Every shape again at bf16
-// storage (.../bf16: on AVX512_BF16 the GEMM and Winograd multiply in bf16 with vdpbf16ps): GFLOP/s
-// in direct-convolution flops and the fraction of the measured vdpbf16ps peak.
+// GOP/s and the fraction of the measured AVX-512 VNNI (vpdpbusd) peak, or of the AMX tiles'
+// (tdpbusd) where the layer runs on them (.../int8_vnni: again without, where AMX runs). Every
+// shape again at bf16
+// storage (.../bf16: on AVX512_BF16 the GEMM and Winograd multiply in bf16 with vdpbf16ps, or on
+// AMX tiles where the CPU has them): GFLOP/s in direct-convolution flops and the fraction of the
+// measured vdpbf16ps (or tdpbf16ps) peak; where AMX runs, .../bf16_vdp again without it
+// (Option::use_amx off).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <infer/kernels/amx.hpp>
 #include <infer/kernels/gemm.hpp>
 #include <infer/kernels/winograd.hpp>
 #include <infer/layers/convolution.hpp>
@@ -102,11 +107,12 @@ void set_counters(benchmark::State& state, const ConvShape& s, int threads) {
 
 /// The quantized layer of shape `s` (weights as make_conv's, scales 127 / max|w| per channel,
 /// blob scales 127 / 3), int8 in and out, with a fused ReLU, on an int8 input at the widest pack.
-void run_int8(benchmark::State& state, const ConvShape& s) {
+void run_int8(benchmark::State& state, const ConvShape& s, bool use_amx) {
   const int threads = int(state.range(0));
   infer::PoolAllocator pool(infer::default_allocator());
   Option opt;
   opt.num_threads = threads;
+  opt.use_amx = use_amx;
   opt.workspace_allocator = &pool;
   Convolution conv = make_conv(s, 1);
   conv.int8_scale_term = 102;
@@ -137,21 +143,26 @@ void run_int8(benchmark::State& state, const ConvShape& s) {
     benchmark::ClobberMemory();
   }
   const double gop = direct_flops(s) * 1e-9;
-  state.counters["GOP_per_s"] = benchmark::Counter(gop, benchmark::Counter::kIsIterationInvariantRate);
-  const double peak = infer::bench::fma_peak_gflops(infer::bench::Isa::avx512_vnni, threads);
+  state.counters["GOP_per_s"] =
+      benchmark::Counter(gop, benchmark::Counter::kIsIterationInvariantRate);
+  const bool amx = conv.int8.packed.amx;
+  const double peak = infer::bench::fma_peak_gflops(
+      amx ? infer::bench::Isa::amx_int8 : infer::bench::Isa::avx512_vnni, threads);
   if (peak > 0)
-    state.counters["vnni_peak_fraction"] =
+    state.counters[amx ? "amx_peak_fraction" : "vnni_peak_fraction"] =
         benchmark::Counter(gop / peak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-/// The layer of shape `s` with a fused ReLU at bf16 storage (bf16 arithmetic where the CPU and build
-/// have AVX512_BF16; otherwise f32 arithmetic on bf16 values, and no peak fraction is printed).
+/// The layer of shape `s` with a fused ReLU at bf16 storage (bf16 arithmetic where the CPU and
+/// build have AVX512_BF16, on AMX tiles where they have those and `amx`; otherwise f32 arithmetic
+/// on bf16 values, and no peak fraction is printed).
 template <int Pack>
-void run_bf16_at(benchmark::State& state, const ConvShape& s) {
+void run_bf16_at(benchmark::State& state, const ConvShape& s, bool amx) {
   const int threads = int(state.range(0));
   infer::PoolAllocator pool(infer::default_allocator());
   Option opt;
   opt.num_threads = threads;
+  opt.use_amx = amx;
   opt.workspace_allocator = &pool;
   Convolution conv = make_conv(s, 1);
   if (!conv.prepare(ElemType::bf16, Pack, opt).ok()) {
@@ -173,9 +184,10 @@ void run_bf16_at(benchmark::State& state, const ConvShape& s) {
   const double gflop = direct_flops(s) * 1e-9;
   state.counters["GFLOP_per_s"] =
       benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
-  const double peak = infer::bench::fma_peak_gflops(infer::bench::Isa::avx512_bf16, threads);
+  const double peak = infer::bench::fma_peak_gflops(
+      conv.weight_amx ? infer::bench::Isa::amx_bf16 : infer::bench::Isa::avx512_bf16, threads);
   if (peak > 0 && !conv.weight_bf16.empty())
-    state.counters["bf16_peak_fraction"] =
+    state.counters[conv.weight_amx ? "amx_peak_fraction" : "bf16_peak_fraction"] =
         benchmark::Counter(gflop / peak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -308,21 +320,28 @@ const bool kRegistered = [] {
       register_threads(
           base + name, [s, algo](benchmark::State& st) { run_kernel(st, s, algo); }, false);
   }
-  for (const ConvShape& s : kShapes) {
-    if (s.pack != kPack) continue;
-    register_threads(
-        std::string(s.name) + "/int8", [s](benchmark::State& st) { run_int8(st, s); }, true);
+  for (const bool amx : {true, false}) {
+    if (!amx && !infer::kernels::amx::usable()) continue;  // .../int8 is already VNNI
+    for (const ConvShape& s : kShapes) {
+      if (s.pack != kPack) continue;
+      register_threads(
+          std::string(s.name) + (amx ? "/int8" : "/int8_vnni"),
+          [s, amx](benchmark::State& st) { run_int8(st, s, amx); }, true);
+    }
   }
-  for (const ConvShape& s : kShapes)
-    register_threads(
-        std::string(s.name) + "/bf16",
-        [s](benchmark::State& st) {
-          if (s.pack == 1)
-            run_bf16_at<1>(st, s);
-          else
-            run_bf16_at<kPack>(st, s);
-        },
-        true);
+  for (const bool amx : {true, false}) {
+    if (!amx && !infer::kernels::amx::usable()) continue;  // .../bf16 is already vdpbf16ps
+    for (const ConvShape& s : kShapes)
+      register_threads(
+          std::string(s.name) + (amx ? "/bf16" : "/bf16_vdp"),
+          [s, amx](benchmark::State& st) {
+            if (s.pack == 1)
+              run_bf16_at<1>(st, s, amx);
+            else
+              run_bf16_at<kPack>(st, s, amx);
+          },
+          true);
+  }
   for (const ConvShape& s : {kShapes[0], kShapes[2], kShapes[7]}) {
     const std::string base = s.name;
     register_threads(

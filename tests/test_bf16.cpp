@@ -8,11 +8,15 @@
 // bf16 path ran (no silent f32 fallback). Winograd in bf16 also rounds its transformed inputs and
 // weights, which no direct reference reproduces: it is held to the f32 reference within a stated
 // bound. Pack-1 inputs (3-channel stems) and builds without AVX512_BF16 keep f32 arithmetic: no
-// bf16 weights are prepared, and the outputs are the f32 reference's.
+// bf16 weights are prepared, and the outputs are the f32 reference's. Where the CPU offers AMX
+// tiles (kernels/amx.hpp) every convolution runs both ways, on the tiles (Winograd's 3x3 layers
+// then take the tiles' im2col GEMM, held to the GEMM's bound) and with Option::use_amx off on
+// vdpbf16ps.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <infer/convert.hpp>
+#include <infer/kernels/amx.hpp>
 #include <infer/kernels/bf16.hpp>
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/innerproduct.hpp>
@@ -126,34 +130,40 @@ Convolution make_conv(const ConvCase& c, const std::vector<float>& w,
 /// the weights prepare chose).
 float run_conv(Convolution& conv, const ConvCase& c, const RefTensor& x, const RefTensor& want,
                ElemType type, Convolution::Algorithm algo,
-               std::initializer_list<int> packs = {4, 8, 16}) {
+               std::initializer_list<int> packs = {4, 8, 16}, bool amx_only = false) {
   float worst = 0.f;
   if (!kBf16Storage && type != ElemType::f32) return worst;
+  const bool amx = infer::kernels::amx::usable();
   for (int pack : packs) {
-    if (c.cin % pack != 0) continue;
-    if (conv.algorithm(pack) != algo) continue;
-    Option opt;
-    opt.bf16_arithmetic = true;
-    REQUIRE(conv.prepare(type, pack, opt).ok());
-    CHECK(conv.weight_bf16.empty() == (!kBf16 || pack == 1));
-    const Mat in = as_mat(x, type, pack);
-    for (int threads : {1, 2}) {
-      opt.num_threads = threads;
-      Mat top;
-      Status st;
-      infer::layers::detail::with_pack<16>(pack, [&](auto p) {
-        constexpr int P = decltype(p)::value;
-        if constexpr (kBf16Storage)
-          st = type == ElemType::bf16 ? conv.forward<infer::bf16, P>(in, top, opt)
-                                      : conv.forward<infer::f32, P>(in, top, opt);
-        else
-          st = conv.forward<infer::f32, P>(in, top, opt);
-      });
-      INFO("pack " << pack << ", threads " << threads << ": "
-                   << (st.ok() ? std::string("ok") : st.message()));
-      REQUIRE(st.ok());
-      REQUIRE(top.type() == type);
-      worst = std::max(worst, rel_error(top, want));
+    for (const bool use_amx : {true, false}) {
+      if (c.cin % pack != 0) continue;
+      if (conv.algorithm(pack) != algo) continue;
+      if (!use_amx && (!amx || amx_only)) continue;  // !amx: the same run as use_amx on
+      Option opt;
+      opt.bf16_arithmetic = true;
+      opt.use_amx = use_amx;
+      REQUIRE(conv.prepare(type, pack, opt).ok());
+      CHECK(conv.weight_bf16.empty() == (!kBf16 || pack == 1));
+      CHECK(conv.weight_amx == (use_amx && amx && kBf16 && pack > 1));
+      const Mat in = as_mat(x, type, pack);
+      for (int threads : {1, 2}) {
+        opt.num_threads = threads;
+        Mat top;
+        Status st;
+        infer::layers::detail::with_pack<16>(pack, [&](auto p) {
+          constexpr int P = decltype(p)::value;
+          if constexpr (kBf16Storage)
+            st = type == ElemType::bf16 ? conv.forward<infer::bf16, P>(in, top, opt)
+                                        : conv.forward<infer::f32, P>(in, top, opt);
+          else
+            st = conv.forward<infer::f32, P>(in, top, opt);
+        });
+        INFO("pack " << pack << ", AMX " << conv.weight_amx << ", threads " << threads << ": "
+                     << (st.ok() ? std::string("ok") : st.message()));
+        REQUIRE(st.ok());
+        REQUIRE(top.type() == type);
+        worst = std::max(worst, rel_error(top, want));
+      }
     }
   }
   return worst;
@@ -171,6 +181,12 @@ TEST_CASE("bf16 Convolution GEMM against a bf16-rounded reference", "[bf16][conv
       {12, 20, 5, 2, 1, 2, 15, 14, 1},  // 5x5 stride 2
       {64, 128, 3, 2, 1, 1, 14, 14},    // a 7x7 output of many channels: the channel split
       {16, 16, 1, 1, 1, 0, 300, 1},     // many tiles, a partial last one
+      // AMX: panels of several steps and a partial last one, K over several K blocks with a
+      // partial tile row (K = 1296, dilated), several passes over the output channels (4.1 MB
+      // of weights), and a 5x5 output's split of 40 channels over the threads.
+      {144, 40, 3, 1, 2, 2, 31, 23, 1},
+      {288, 288, 5, 1, 1, 2, 9, 8},
+      {48, 40, 3, 2, 1, 1, 9, 9, 2},
   };
   for (const ConvCase& c : cases) {
     const std::vector<float> w = uniform(std::size_t(c.cout) * c.cin * c.k * c.k, -0.5f, 0.5f, 7);
@@ -233,6 +249,14 @@ TEST_CASE("bf16 Convolution Winograd within its bound of the f32 result", "[bf16
     CHECK(e32 <= (kBf16 ? 1.2e-1f : 1e-5f));
     CHECK(e16 <= (kBf16 ? 1.2e-1f : 5e-3f));
     if (kBf16) CHECK(e32 > 1e-5f);  // rounded: the bf16 GEMMs ran
+    // On AMX tiles the layer runs the im2col GEMM: the GEMM's bounds.
+    if (kBf16 && infer::kernels::amx::usable()) {
+      const RefTensor want = conv_ref(c, x, w, bias, true);
+      CHECK(run_conv(conv, c, x, want, ElemType::f32, Convolution::Algorithm::winograd, {4, 8, 16},
+                     true) <= 1e-5f);
+      CHECK(run_conv(conv, c, x, want, ElemType::bf16, Convolution::Algorithm::winograd, {4, 8, 16},
+                     true) <= 4e-3f);
+    }
   }
 }
 

@@ -2,11 +2,12 @@
 // infer's random weights and the model-test input, against the same network in f32 arithmetic.
 // The figure is the logits' (the last layer's input) largest difference relative to their largest
 // value; each model's line is printed, and the README's accuracy table comes from this output
-// (`infer_tests "[bf16][net]"`). A build without AVX512_BF16 keeps f32 arithmetic: there the two
-// runs must agree exactly.
+// (`infer_tests "[bf16][net]"`; the line says whether Convolution ran on AMX tiles). A build
+// without AVX512_BF16 keeps f32 arithmetic: there the two runs must agree exactly.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <infer/kernels/amx.hpp>
 #include <infer/kernels/bf16.hpp>
 #include <infer/net.hpp>
 #include <string>
@@ -55,7 +56,10 @@ void check_bf16(const std::string& name) {
   REQUIRE(b.ok());
   const double err = infer::test::relative_error((*b)[0], (*a)[0]);
   std::printf("bf16 arithmetic %-22s logits max |bf16 - f32| / max |f32| = %.2e%s\n", name.c_str(),
-              err, infer::kernels::bf16dot::kAvailable ? "" : " (no AVX512_BF16: f32 both ways)");
+              err,
+              !infer::kernels::bf16dot::kAvailable ? " (no AVX512_BF16: f32 both ways)"
+              : infer::kernels::amx::usable()      ? " (Convolution on AMX tiles)"
+                                                   : " (vdpbf16ps)");
   if (infer::kernels::bf16dot::kAvailable) {
     CHECK(err < bound(name));
     CHECK(err > 0);  // the bf16 path ran

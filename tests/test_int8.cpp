@@ -7,12 +7,14 @@
 // requantized outputs, 1 and 2 threads; 1x1, 3x3 (stride 1 and 2), dilated 5x5, asymmetric
 // kernels, channel counts that leave partial blocks, a 3-channel stem; depthwise with per-group and
 // single scales, grouped; InnerProduct on 1-D and 3-D inputs. Loading the scales in ncnn's order
-// (f32 and int8-tagged weights) and the errors.
+// (f32 and int8-tagged weights) and the errors. Where the CPU offers AMX tiles (kernels/amx.hpp)
+// every case runs on them and again with Option::use_amx off (VNNI).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <infer/io/model_bin.hpp>
+#include <infer/kernels/amx.hpp>
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/convolution_depthwise.hpp>
 #include <infer/layers/innerproduct.hpp>
@@ -136,54 +138,67 @@ void compare(const Mat& top, const RefTensor& want, bool requant) {
 
 template <class L>
 void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what) {
+  const bool amx = infer::kernels::amx::usable() && infer::kernels::amx::kInt8Available;
   for (const bool as_int8 : {false, true}) {
     RefTensor xin = x;
     if (as_int8)
       for (float& v : xin.v) v = float(float2int8(v * q.bscale));
     const RefTensor want = q.run(xin, as_int8);
-    for (int pack : {1, 4, 8, 16}) {
-      if (q.cin % pack != 0) continue;
-      if constexpr (requires { layer.group; })
-        if (layer.group > 1 && layer.group < q.cin && (q.cin / layer.group) % pack != 0 && pack > 1)
-          continue;
-      Option opt;
-      REQUIRE(layer.prepare(ElemType::i8, pack, opt).ok());
-      const Mat in = input_mat(xin, as_int8, pack);
-      for (int threads : {1, 2}) {
-        opt.num_threads = threads;
-        INFO(what << " pack " << pack << (as_int8 ? " int8" : " f32") << " input, threads "
-                  << threads << ", term " << q.term << ", activation " << q.act.type);
-        Mat top;
-        Status st = Status{};
-        infer::layers::detail::with_pack<16>(pack, [&](auto p) {
-          constexpr int P = decltype(p)::value;
-          st = as_int8 ? layer.template forward<infer::i8, P>(in, top, opt)
-                       : layer.template forward<infer::f32, P>(in, top, opt);
-        });
-        INFO((st.ok() ? std::string("ok") : st.message()));
-        REQUIRE(st.ok());
-        CHECK(top.elempack() == infer::pack_for(q.cout, pack));
-        compare(top, want, q.term > 100);
-        // Into a top the caller holds at the widest pack (a plan's buffer): written at its pack.
-        const int wide = infer::pack_for(q.cout, 16);
-        bool any_pack = true;
-        if constexpr (requires { layer.group; }) any_pack = !layer.depthwise();
-        if (any_pack && wide != top.elempack()) {
-          Mat held;
-          REQUIRE(held.create(want.shape, q.term > 100 ? ElemType::i8 : ElemType::f32, wide).ok());
-          const void* where = held.data();
+    for (int pack : {1, 4, 8, 16})
+      for (const bool use_amx : {true, false}) {
+        if (q.cin % pack != 0) continue;
+        if constexpr (requires { layer.group; })
+          if (layer.group > 1 && layer.group < q.cin && (q.cin / layer.group) % pack != 0 &&
+              pack > 1)
+            continue;
+        if (!use_amx && !amx) continue;  // the same run as use_amx on
+        Option opt;
+        opt.use_amx = use_amx;
+        REQUIRE(layer.prepare(ElemType::i8, pack, opt).ok());
+        // The GEMM takes AMX tiles where they are offered and K fills a tile row.
+        if constexpr (std::same_as<L, Convolution>)
+          CHECK(layer.int8.packed.amx ==
+                (use_amx && amx &&
+                 (pack == 1 && q.cin % 4 != 0 && q.cin < 16 ? (q.cin + 3) / 4 * 4 : q.cin) * q.kw *
+                         q.kh >=
+                     64));
+        const Mat in = input_mat(xin, as_int8, pack);
+        for (int threads : {1, 2}) {
+          opt.num_threads = threads;
+          INFO(what << " pack " << pack << (as_int8 ? " int8" : " f32") << " input, threads "
+                    << threads << ", term " << q.term << ", activation " << q.act.type);
+          Mat top;
+          Status st = Status{};
           infer::layers::detail::with_pack<16>(pack, [&](auto p) {
             constexpr int P = decltype(p)::value;
-            st = as_int8 ? layer.template forward<infer::i8, P>(in, held, opt)
-                         : layer.template forward<infer::f32, P>(in, held, opt);
+            st = as_int8 ? layer.template forward<infer::i8, P>(in, top, opt)
+                         : layer.template forward<infer::f32, P>(in, top, opt);
           });
+          INFO((st.ok() ? std::string("ok") : st.message()));
           REQUIRE(st.ok());
-          CHECK(held.data() == where);
-          CHECK(held.elempack() == wide);
-          compare(held, want, q.term > 100);
+          CHECK(top.elempack() == infer::pack_for(q.cout, pack));
+          compare(top, want, q.term > 100);
+          // Into a top the caller holds at the widest pack (a plan's buffer): written at its pack.
+          const int wide = infer::pack_for(q.cout, 16);
+          bool any_pack = true;
+          if constexpr (requires { layer.group; }) any_pack = !layer.depthwise();
+          if (any_pack && wide != top.elempack()) {
+            Mat held;
+            REQUIRE(
+                held.create(want.shape, q.term > 100 ? ElemType::i8 : ElemType::f32, wide).ok());
+            const void* where = held.data();
+            infer::layers::detail::with_pack<16>(pack, [&](auto p) {
+              constexpr int P = decltype(p)::value;
+              st = as_int8 ? layer.template forward<infer::i8, P>(in, held, opt)
+                           : layer.template forward<infer::f32, P>(in, held, opt);
+            });
+            REQUIRE(st.ok());
+            CHECK(held.data() == where);
+            CHECK(held.elempack() == wide);
+            compare(held, want, q.term > 100);
+          }
         }
       }
-    }
   }
 }
 
@@ -249,6 +264,8 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       {32, 40, 3, 1, 1, 0, 12, 10},  // no padding: a 10x8 output
       {24, 16, 3, 1, 1, 2, 9, 8},    // padding 2: an 11x10 output, windows mostly padding
       {16, 33, 3, 1, 1, 1, 40, 30},  // several chunks of tiles, 33 outputs
+      // AMX: K = 576 over several tile rows, several panels of pixels, 72 outputs (an odd block)
+      {64, 72, 3, 2, 1, 1, 27, 23},
   };
   const ActivationParam acts[] = {{}, {1, {0.f, 0.f}}, {2, {0.1f, 0.f}}, {3, {-1.f, 2.f}}};
   unsigned seed = 11;

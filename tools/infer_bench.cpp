@@ -5,7 +5,8 @@
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
 //               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--spin-us N]
-//               [--fp16-weights] [--bf16 | --bf16-vs-f32] [--ncnn BENCHNCNN [--rounds N]]
+//               [--fp16-weights] [--bf16 | --bf16-vs-f32] [--no-amx]
+//               [--ncnn BENCHNCNN [--rounds N]]
 //               [MODEL...]
 //
 // On a GPU the warm-up runs go on for at least a second (clocks that boost only under sustained
@@ -20,6 +21,8 @@
 // --bf16 multiplies in bf16 (Option::bf16_arithmetic: Convolution and InnerProduct on AVX512_BF16's
 // vdpbf16ps, f32 sums and storage). --bf16-vs-f32 times each model both ways, alternating f32 and
 // bf16 runs for --rounds rounds, and prints each side's best, median and spread and the ratio.
+// Where the CPU has AMX tiles (kernels/amx.hpp) bf16 Convolution runs on them; --no-amx keeps it
+// on vdpbf16ps (Option::use_amx). The header line says which ran.
 //
 // --ncnn BENCHNCNN runs ncnn's benchncnn binary on the same models (param=FILE shape=[w,h,c]),
 // the same threads, loops and device, alternating with infer's own run of each model, for
@@ -35,13 +38,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <chrono>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <infer/net.hpp>
+#include <infer/kernels/amx.hpp>
 #include <infer/kernels/bf16.hpp>
+#include <infer/net.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -353,6 +357,8 @@ int main(int argc, char** argv) {
       base.bf16_arithmetic = true;
     } else if (arg == "--bf16-vs-f32") {
       bf16_vs_f32 = true;
+    } else if (arg == "--no-amx") {
+      base.use_amx = false;
     } else if (arg == "--rounds") {
       number(rounds, 1, 100);
     } else if (arg == "--ncnn" && i + 1 < argc) {
@@ -378,7 +384,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
                  "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
-                 "[--spin-us N] [--fp16-weights] [--bf16 | --bf16-vs-f32] "
+                 "[--spin-us N] [--fp16-weights] [--bf16 | --bf16-vs-f32] [--no-amx] "
                  "[--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
       return 2;
     } else {
@@ -426,10 +432,12 @@ int main(int argc, char** argv) {
                  infer::kernels::bf16dot::kAvailable ? "it" : "no AVX512_BF16");
       return 2;
     }
-    fmt::print("infer-bench: CPU, f32 against bf16 arithmetic (Option::bf16_arithmetic), {} "
-               "thread(s), {} loop(s) after {} warm-up run(s), {} interleaved round(s); ms, each "
-               "side's minimum per round\n",
-               threads, loops, warmup, rounds);
+    fmt::print(
+        "infer-bench: CPU, f32 against bf16 arithmetic (Option::bf16_arithmetic; "
+        "Convolution on {}), {} thread(s), {} loop(s) after {} warm-up run(s), {} "
+        "interleaved round(s); ms, each side's minimum per round\n",
+        base.use_amx && infer::kernels::amx::usable() ? "AMX tiles" : "vdpbf16ps", threads, loops,
+        warmup, rounds);
     std::vector<Rounds> f32s(models.size()), bf16s(models.size());
     for (int r = 0; r < rounds; ++r)
       for (std::size_t k = 0; k < models.size(); ++k)
@@ -463,14 +471,17 @@ int main(int argc, char** argv) {
                "(infer; benchncnn warms up on its own), {} interleaved round(s); ms, each side's "
                "minimum per round\n",
                ncnn, gpu ? "Vulkan" : "CPU", threads, loops, warmup, rounds);
-    fmt::print("  infer computes in {}; ncnn in {}\n",
-               gpu ? fmt::format("{} storage, f32 arithmetic", infer::to_string(target.gpu_storage))
-               : base.bf16_arithmetic ? std::string("bf16 arithmetic, f32 storage")
-               : base.fp16_weights ? std::string("fp32, InnerProduct weights stored as f16")
-                                   : std::string("fp32"),
-               gpu ? std::string("its Vulkan defaults (fp16 storage and arithmetic)")
-                   : std::string("its CPU defaults (fp32 arithmetic; InnerProduct weights stored "
-                                 "as fp16 where the CPU has F16C)"));
+    fmt::print(
+        "  infer computes in {}; ncnn in {}\n",
+        gpu ? fmt::format("{} storage, f32 arithmetic", infer::to_string(target.gpu_storage))
+        : base.bf16_arithmetic
+            ? fmt::format("bf16 arithmetic (Convolution on {}), f32 storage",
+                          base.use_amx && infer::kernels::amx::usable() ? "AMX tiles" : "vdpbf16ps")
+        : base.fp16_weights ? std::string("fp32, InnerProduct weights stored as f16")
+                            : std::string("fp32"),
+        gpu ? std::string("its Vulkan defaults (fp16 storage and arithmetic)")
+            : std::string("its CPU defaults (fp32 arithmetic; InnerProduct weights stored "
+                          "as fp16 where the CPU has F16C)"));
     fmt::print("  (both sides run a model's quantized layers, 8=int8_scale_term, in int8)\n");
     std::vector<std::filesystem::path> paths;
     std::vector<infer::Shape> shapes;

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <infer/kernels/amx.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,8 @@ enum class Isa {
   avx512,       ///< 16 fp32 lanes, vfmadd on zmm
   avx512_vnni,  ///< vpdpbusd on zmm: 64 u8 x s8 products into 16 int32 lanes
   avx512_bf16,  ///< vdpbf16ps on zmm: 32 bf16 products into 16 fp32 lanes
+  amx_bf16,     ///< tdpbf16ps: a 16 x 32 by 32 x 16 bf16 tile product into 16 x 16 fp32 sums
+  amx_int8,     ///< tdpbusd: a 16 x 64 by 64 x 16 u8 x s8 tile product into 16 x 16 int32 sums
 };
 
 inline const char* to_string(Isa isa) {
@@ -42,6 +45,10 @@ inline const char* to_string(Isa isa) {
       return "avx512";
     case Isa::avx512_vnni:
       return "avx512_vnni";
+    case Isa::amx_bf16:
+      return "amx_bf16";
+    case Isa::amx_int8:
+      return "amx_int8";
     default:
       return "avx512_bf16";
   }
@@ -57,6 +64,10 @@ inline bool cpu_supports(Isa isa) {
       return __builtin_cpu_supports("avx512f");
     case Isa::avx512_vnni:
       return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    case Isa::amx_bf16:
+    case Isa::amx_int8:
+      // The tile state must also be granted to the process (Linux asks once per process).
+      return infer::kernels::amx::usable();
     default:
       return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw");
   }
@@ -71,6 +82,10 @@ inline int ops_per_instruction(Isa isa) {
       return 32;
     case Isa::avx512_vnni:
       return 128;
+    case Isa::amx_bf16:
+      return 16 * 16 * 32 * 2;
+    case Isa::amx_int8:
+      return 16 * 16 * 64 * 2;
     default:
       return 64;
   }
@@ -159,23 +174,69 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline float bf
   return _mm512_cvtss_f32(s);
 }
 
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AMX_INT8__)
+// Four sum tiles (what the convolutions keep), each product independent of the last three, on
+// tiles of small values; `rounds` x kChains / 4 rounds of four products, so that a call issues as
+// many instructions as kChains per round would. Int8 sums wrap harmlessly.
+template <bool Int8>
+inline float amx_loop(long rounds) {
+  infer::kernels::amx::detail::configure();
+  alignas(64) static std::uint16_t a[16 * 32];
+  alignas(64) float sums[16 * 16];
+  std::fill_n(a, 16 * 32, std::uint16_t(0x3a83));  // 1e-3 in bf16; bytes 0x83, 0x3a as int8
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, a, 64);
+  _tile_loadd(6, a, 64);
+  _tile_loadd(7, a, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (long r = 0; r < rounds * kChains / 4; ++r) {
+    if constexpr (Int8) {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    } else {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  _tile_stored(0, sums, 64);
+  _tile_release();
+  return sums[0];
+}
+#else
+template <bool Int8>
+inline float amx_loop(long) {
+  return 0.f;
+}
+#endif
+
 inline double measure_fma_peak(Isa isa, int threads) {
   const int ops = ops_per_instruction(isa);
   auto loop = isa == Isa::avx2          ? fma_loop_avx2
               : isa == Isa::avx512      ? fma_loop_avx512
               : isa == Isa::avx512_vnni ? vnni_loop
+              : isa == Isa::amx_bf16    ? amx_loop<false>
+              : isa == Isa::amx_int8    ? amx_loop<true>
                                         : bf16_loop;
+  // A tile product takes 16 cycles where the others take one: fewer rounds, the same time.
+  const long rounds = isa == Isa::amx_bf16 || isa == Isa::amx_int8 ? kRounds / 16 : kRounds;
   volatile float sink = 0;
-  loop(kRounds / 8);  // warm-up: lets the core leave any low-power state for wide vectors
+  loop(rounds / 8);  // warm-up: lets the core leave any low-power state for wide vectors
   double best = 0;
   for (int t = 0; t < kTrials; ++t) {
     const double start = seconds_now(threads);
     float sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sum)
-    sum += loop(kRounds);
+    sum += loop(rounds);
     const double seconds = seconds_now(threads) - start;
     sink = sink + sum;
-    best = std::max(best, double(ops) * kChains * double(kRounds) * threads / seconds);
+    best = std::max(best, double(ops) * kChains * double(rounds) * threads / seconds);
   }
   return best * 1e-9;
 }

@@ -37,6 +37,11 @@ struct Option {
   /// AVX512_BF16 in the build it changes nothing. Read by prepare (the weights' layout). Its
   /// accuracy per model is in the README ("bf16 arithmetic").
   bool bf16_arithmetic = false;
+  /// Where bf16 arithmetic runs and the CPU and OS offer AMX tiles (AMX-TILE and AMX-BF16 in the
+  /// build, the tile state granted: kernels/amx.hpp), Convolution's GEMM and Winograd layers
+  /// multiply on the tiles (im2col GEMM, 3x3 included); off, they keep vdpbf16ps. Read by
+  /// prepare.
+  bool use_amx = true;
 
   Allocator* blob_alloc() const { return blob_allocator ? blob_allocator : default_allocator(); }
   Allocator* workspace_alloc() const {

@@ -66,6 +66,9 @@ struct PackedWeights {
   std::vector<std::int8_t> a;      ///< [group][m_pad / 16][k4][16][4], k4 a multiple of 4
   std::vector<std::int32_t> comp;  ///< [group][m_pad]
   int groups = 0, m = 0, m_pad = 0, k = 0, k4 = 0;
+  /// The caller's choice of amx::conv_gemm_int8 (pack_weights with k_unit 64), which reads a
+  /// block's 16 k quads as one tile.
+  bool amx = false;
 
   const std::int8_t* block(int g, int mb) const {
     return a.data() + (std::size_t(g) * std::size_t(m_pad / kBlockM) + std::size_t(mb)) *
@@ -74,14 +77,16 @@ struct PackedWeights {
 };
 
 /// Packs int8 weights w (ncnn's layout: [group][m][cin][maxk]) so that k = tap * cin + c: the
-/// input's channels innermost, four of one pixel gathered at once.
-inline PackedWeights pack_weights(const std::int8_t* w, int groups, int m, int cin, int maxk) {
+/// input's channels innermost, four of one pixel gathered at once. K is padded with zeros to a
+/// multiple of k_unit: 16, the gathered panel's unit, or 64 for AMX tiles.
+inline PackedWeights pack_weights(const std::int8_t* w, int groups, int m, int cin, int maxk,
+                                  int k_unit = 16) {
   PackedWeights p;
   p.groups = groups;
   p.m = m;
   p.m_pad = (m + kBlockM - 1) / kBlockM * kBlockM;
   p.k = cin * maxk;
-  p.k4 = (p.k + 15) / 16 * 4;  // K padded to whole 16-value units of the gathered panel
+  p.k4 = (p.k + k_unit - 1) / k_unit * k_unit / 4;
   p.a.assign(std::size_t(groups) * std::size_t(p.m_pad) * std::size_t(p.k4) * 4, 0);
   p.comp.assign(std::size_t(groups) * std::size_t(p.m_pad), 0);
   for (int g = 0; g < groups; ++g)
@@ -311,10 +316,14 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
     // A unit is one pack of one tap: 16 bytes per pixel.
     for (int u = 0; u < units; ++u) {
       const int k = u * 16, tap = k / cin, c = c_base + k % cin;
+      std::uint8_t* dst = panel + std::size_t(u) * kTileN * 16;
+      if (k >= K) {  // K padded past its 16-value units (weights packed with k_unit 64)
+        std::memset(dst, 0, std::size_t(kTileN) * 16);
+        continue;
+      }
       const int dy = (tap / geo.kernel_w) * geo.dilation_h;
       const int dx = (tap % geo.kernel_w) * geo.dilation_w;
       const std::size_t plane = std::size_t(c / InPack) * in.cstep * InPack;
-      std::uint8_t* dst = panel + std::size_t(u) * kTileN * 16;
       for (int j = 0; j < kTileN; ++j) {
         const i8* src = ok[j] ? at(j, dy, dx) : nullptr;
         std::uint8_t bytes[16];

@@ -6,7 +6,8 @@
 // too large (huge num_input x kernel size) or the target has no float batch. f32/f16/bf16 storage,
 // every input pack; the output pack is pack_for(num_output, pack). Arithmetic is f32, except that
 // on AVX512_BF16 builds bf16 storage (and f32 with Option::bf16_arithmetic) has the GEMM and
-// Winograd of packed inputs multiply in bf16 (kernels/bf16.hpp; prepare rounds the weights).
+// Winograd of packed inputs multiply in bf16 (kernels/bf16.hpp; prepare rounds the weights), on
+// AMX tiles where the CPU offers them (kernels/amx.hpp: an im2col GEMM, 3x3 layers included).
 // Quantized (ncnn's 8=int8_scale_term, detail/int8_layer.hpp): an int8 GEMM (kernels/int8.hpp) on
 // an int8 input (a float input is quantized by the bottom scale first), its output f32
 // (dequantized) or, with a term above 100, int8 requantized by the top scale; always on the CPU.
@@ -17,6 +18,7 @@
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
+#include <infer/kernels/amx.hpp>
 #include <infer/kernels/bf16.hpp>
 #include <infer/kernels/convolution.hpp>
 #include <infer/kernels/gemm.hpp>
@@ -83,6 +85,10 @@ struct Convolution {
   /// weight_packed rounded to bf16 pairs (kernels/bf16.hpp) where prepare chose bf16 arithmetic
   /// (detail::bf16_arithmetic) for the GEMM or Winograd; weight_packed is then empty.
   std::vector<bf16> weight_bf16{};
+  /// weight_bf16 holds the AMX GEMM's weights (kernels/amx.hpp: gemm::pack_weights' blocks in
+  /// pairs, K padded to whole tiles), which a Winograd layer's forward then runs too (prepare():
+  /// bf16 arithmetic, Option::use_amx and amx::usable()).
+  bool weight_amx = false;
   int prepared_pack = 0;  ///< the input pack weight_packed is laid out for; 0: not prepared
   /// The quantized form's scales (load() or the caller: one weight scale per output channel) and
   /// prepared weights.
@@ -218,6 +224,7 @@ struct Convolution {
   Status prepare(ElemType type, int pack, const Option& opt) {
     INFER_TRY(check_weights());
     weight_bf16.clear();
+    weight_amx = false;
     // A pack-1 input (a 3-channel stem) keeps f32 arithmetic: its cost is the value-by-value
     // gather, not the products (measured on an Intel Xeon with AVX512_BF16: resnet50's conv1 2.1
     // ms in f32, 8.0 ms through the bf16 pair gather).
@@ -258,9 +265,8 @@ struct Convolution {
                     std::size_t(k)];
         q = std::move(padded);
       }
-      int8.packed = kernels::int8::pack_weights(q.data(), 1, num_output,
-                                                int8.padded_channels ? int8.padded_channels : cin,
-                                                maxk);
+      int8.packed = detail::pack_gemm_weights(
+          q.data(), 1, num_output, int8.padded_channels ? int8.padded_channels : cin, maxk, opt);
       detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
       // 3x3 stride 1 of at least 16 channels in and out, without VNNI: Winograd F(2x2, 3x3) in
       // integers (kernels/int8_winograd.hpp; the same sums, 2.25x fewer products as int16
@@ -274,6 +280,27 @@ struct Convolution {
           num_output >= 16 && cin <= kernels::int8::winograd::kMaxChannels && !int8.padded_channels)
         int8.wino = kernels::int8::winograd::transform_weights(q.data(), num_output, cin);
       int8.prepared_pack = 1;
+      prepared_pack = pack;
+      return {};
+    }
+    // bf16 on AMX tiles: the im2col GEMM for Winograd's 3x3 layers too, its products 16x the
+    // FMA's per instruction where Winograd saves 2.25x of them.
+    if (bf16_arith && opt.use_amx && kernels::amx::usable() &&
+        (uses_winograd(pack) || uses_gemm())) {
+      weight_packed.resize(kernels::gemm::weights_size(num_output, cin * maxk));
+      detail::with_pack<16>(pack, [&](auto in_pack) {
+        kernels::gemm::pack_weights<decltype(in_pack)::value>(
+            weight_data.data(), weight_packed.data(), cin, num_output, maxk);
+      });
+      const std::size_t blocks = kernels::gemm::bias_size(num_output) / kernels::gemm::kBlockM;
+      const std::size_t k = std::size_t(cin) * std::size_t(maxk);
+      weight_bf16.resize(kernels::amx::pairs_size(blocks, k));
+      kernels::amx::to_pairs(weight_packed.data(), blocks, k, weight_bf16.data());
+      weight_packed = {};
+      weight_amx = true;
+      bias_packed.resize(kernels::gemm::bias_size(num_output));
+      kernels::gemm::pack_bias(bias_term ? bias_data.data() : nullptr, bias_packed.data(),
+                               num_output);
       prepared_pack = pack;
       return {};
     }
@@ -461,7 +488,8 @@ struct Convolution {
     const bool bf16_weights = !weight_bf16.empty();
     const std::size_t mblocks = kernels::gemm::bias_size(num_output) / kernels::gemm::kBlockM;
     const std::size_t bf16_want =
-        algo == Algorithm::winograd ? weights_want
+        weight_amx ? kernels::amx::pairs_size(mblocks, std::size_t(num_input()) * maxk)
+        : algo == Algorithm::winograd ? weights_want
         : gemm ? kernels::bf16dot::pairs_size(mblocks, std::size_t(num_input()) * maxk)
                : 0;
     if (prepared_pack != Pack ||
@@ -478,6 +506,7 @@ struct Convolution {
           "this storage type)",
           to_string(elem_type_v<T>));
     if constexpr (algo == Algorithm::winograd) {
+      if (weight_amx) return forward_padded<T, Pack, true>(bottom, top, plan, opt, act);
       if constexpr (Pack > 1 && simd::has_width<Pack>)
         return forward_winograd<T, Pack>(bottom, top, plan, opt, act);
       else
@@ -510,6 +539,22 @@ struct Convolution {
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
     const Mat& src = padded.value();
+    if constexpr (Gemm && kBf16Storage<T> && Pack > 1 && kernels::amx::kAvailable) {
+      if (weight_amx) {
+        const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+        const std::size_t per_thread = kernels::amx::workspace_per_thread(num_input() * maxk);
+        Mat workspace;
+        INFER_TRY(workspace.create(Shape::of(int(per_thread * std::size_t(threads))),
+                                   ElemType::bf16, 1, opt.workspace_alloc()));
+        detail::with_pack<Pack>(out_pack, [&](auto op) {
+          constexpr int OutPack = decltype(op)::value;
+          kernels::amx::convolution_gemm<T, Pack, OutPack>(
+              src.view<T, Pack>(), top.view<T, OutPack>(), weight_bf16.data(), bias_packed.data(),
+              g, act, workspace.data_as<bf16>(), threads);
+        });
+        return {};
+      }
+    }
     if constexpr (Gemm && kBf16Storage<T> && Pack > 1) {
       if (!weight_bf16.empty()) {
         const int threads = opt.num_threads > 1 ? opt.num_threads : 1;

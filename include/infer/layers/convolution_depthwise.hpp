@@ -228,7 +228,7 @@ struct ConvolutionDepthWise {
           "implies",
           pack, cin, weight_data_size);
     const int maxk = detail::conv_window(*this).maxk();
-    if (quantized()) return prepare_int8(pack);
+    if (quantized()) return prepare_int8(pack, opt);
     weight_packed.resize(weight_data.size());
     if (depthwise()) {
       detail::with_pack<16>(pack, [&](auto p) {
@@ -260,7 +260,7 @@ struct ConvolutionDepthWise {
 
   /// The quantized layer's weights: depthwise as floats of the int8 values [c / pack][maxk][pack],
   /// grouped in the int8 GEMM's layout; the epilogue's factors by channel.
-  Status prepare_int8(int pack) {
+  Status prepare_int8(int pack, const Option& opt) {
     INFER_TRY(detail::check_int8_scales(int8, int8_scale_term, std::size_t(group),
                                         "ConvolutionDepthWise"));
     const int maxk = detail::conv_window(*this).maxk();
@@ -276,7 +276,7 @@ struct ConvolutionDepthWise {
       int8.prepared_pack = pack;
     } else {
       const int cin_g = num_input() / group, cout_g = num_output / group;
-      int8.packed = kernels::int8::pack_weights(q.data(), group, cout_g, cin_g, maxk);
+      int8.packed = detail::pack_gemm_weights(q.data(), group, cout_g, cin_g, maxk, opt);
       detail::fill_epilogue(int8, num_output, group, cout_g, int8.packed.m_pad, bias_data);
       int8.prepared_pack = 1;
     }

@@ -16,6 +16,7 @@
 #include <infer/convert.hpp>
 #include <infer/element.hpp>
 #include <infer/io/model_bin.hpp>
+#include <infer/kernels/amx.hpp>
 #include <infer/kernels/int8.hpp>
 #include <infer/kernels/int8_winograd.hpp>
 #include <infer/layers/detail/conv_common.hpp>
@@ -58,7 +59,8 @@ inline Status load_int8_scales(io::ModelBin& mb, int term, int weight_count, int
   auto w = mb.load(std::size_t(weight_count), io::WeightType::raw_f32);
   if (!w.ok()) return make_error("{}: weight_data_int8_scales: {}", who, w.message());
   q.weight_scales = std::move(w).value();
-  if (weight_count == 1 && expand_to > 1) q.weight_scales.assign(std::size_t(expand_to), q.weight_scales[0]);
+  if (weight_count == 1 && expand_to > 1)
+    q.weight_scales.assign(std::size_t(expand_to), q.weight_scales[0]);
   auto b = mb.load(1, io::WeightType::raw_f32);
   if (!b.ok()) return make_error("{}: bottom_blob_int8_scales: {}", who, b.message());
   q.bottom_scale = b.value()[0];
@@ -128,7 +130,8 @@ inline Result<Mat> int8_input(const Mat& bottom, const Int8Part& q, const Option
   if (bottom.type() != ElemType::f32) INFER_TRY(cast(bottom, f32, ElemType::f32, ws));
   const float scale[1] = {q.bottom_scale};
   const Status s = cast(f32, out, ElemType::i8, ws, scale);
-  if (!s.ok()) return make_error("{}: quantizing input {}: {}", who, bottom.describe(), s.message());
+  if (!s.ok())
+    return make_error("{}: quantizing input {}: {}", who, bottom.describe(), s.message());
   return out;
 }
 
@@ -166,6 +169,21 @@ inline kernels::int8::Epilogue epilogue_of(const Int8Part& q, const std::int32_t
   return {q.scale_in.data(), q.bias.data(), comp, q.top_scale};
 }
 
+/// int8::pack_weights for the GEMM (groups of m outputs over cin inputs x maxk taps), laid out for
+/// AMX tiles (kernels/amx.hpp: tdpbusd, 16 pixels x 64 k x 16 channels an instruction) where the
+/// build and CPU have them, Option::use_amx holds and K = cin x maxk fills a tile row (64 k); with
+/// less the tile's zero padding costs more than VNNI (measured on an Intel Xeon with AMX: a
+/// grouped 1x1 of 8 channels per group 1.5x slower on the tiles, a 3-channel stem 1.8x).
+inline kernels::int8::PackedWeights pack_gemm_weights(const std::int8_t* q, int groups, int m,
+                                                      int cin, int maxk, const Option& opt) {
+  const bool amx =
+      kernels::amx::kInt8Available && opt.use_amx && cin * maxk >= 64 && kernels::amx::usable();
+  kernels::int8::PackedWeights p =
+      kernels::int8::pack_weights(q, groups, m, cin, maxk, amx ? 64 : 16);
+  p.amx = amx;
+  return p;
+}
+
 /// The int8 GEMM of a prepared Convolution or grouped ConvolutionDepthWise: `src` (int8 at
 /// InPack) into `top` (created by the caller: f32, or i8 when `requantize`) at its pack, with the
 /// panel workspace from the workspace allocator.
@@ -175,13 +193,26 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
                      const Option& opt) {
   const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
   Mat workspace;
-  INFER_TRY(workspace.create(
-      Shape::of(int(kernels::int8::panel_bytes(q.packed.k) * std::size_t(threads))),
-      ElemType::i8, 1, opt.workspace_alloc()));
+  INFER_TRY(
+      workspace.create(Shape::of(int((q.packed.amx ? kernels::amx::int8_workspace_bytes(q.packed)
+                                                   : kernels::int8::panel_bytes(q.packed.k)) *
+                                     std::size_t(threads))),
+                       ElemType::i8, 1, opt.workspace_alloc()));
   const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data());
   auto* ws = static_cast<std::uint8_t*>(workspace.data());
   with_pack<16>(top.elempack(), [&](auto op) {
     constexpr int OutPack = decltype(op)::value;
+    if constexpr (kernels::amx::kInt8Available) {
+      if (q.packed.amx) {
+        if (requantize)
+          kernels::amx::conv_gemm_int8<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.packed,
+                                                            win, e, act, ws, threads);
+        else
+          kernels::amx::conv_gemm_int8<float, InPack, OutPack>(src, top.view<float, OutPack>(),
+                                                               q.packed, win, e, act, ws, threads);
+        return;
+      }
+    }
     if (requantize)
       kernels::int8::conv_gemm<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.packed, win, e,
                                                     act, ws, threads);
