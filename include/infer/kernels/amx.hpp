@@ -1,9 +1,11 @@
-// bf16 convolution GEMM on AMX tiles (Intel Sapphire Rapids and later: AMX-TILE and AMX-BF16).
+// Convolution GEMMs on AMX tiles (Intel Sapphire Rapids and later: AMX-TILE, AMX-BF16, AMX-INT8):
+// bf16 here, int8 (tdpbusd on int8::PackedWeights) in the second half of this file.
 // One tdpbf16ps multiplies a 16 x 32 bf16 tile by a 32 x 16 one into 16 x 16 f32 sums: 16384
 // products an instruction, where AVX512_BF16's vdpbf16ps does 32 (kernels/bf16.hpp). The layers
 // take this path where prepare() finds the tiles usable (kAvailable and usable(): the build has
-// the instructions and the OS granted this process the tile state) and bf16 arithmetic is asked
-// for (detail::bf16_arithmetic); otherwise bf16 arithmetic stays on vdpbf16ps.
+// the instructions and the OS granted this process the tile state), Option::use_amx holds and
+// bf16 arithmetic is asked for (detail::bf16_arithmetic); otherwise bf16 arithmetic stays on
+// vdpbf16ps.
 //
 // The GEMM's roles, chosen so that a sum tile is already in the packed output's layout:
 // - A (16 rows x 32 k): 16 output pixels of the im2col matrix, each row 32 consecutive k of one
