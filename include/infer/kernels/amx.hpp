@@ -118,16 +118,7 @@ inline std::size_t pairs_size(std::size_t blocks, std::size_t k) {
 /// gemm-layout weights ([blocks][k][kBlockM] floats, gemm::pack_weights) as bf16 pairs with k
 /// padded to whole tiles (zeros).
 inline void to_pairs(const float* src, std::size_t blocks, std::size_t k, bf16* dst) {
-  constexpr std::size_t M = gemm::kBlockM;
-  const std::size_t k2 = k_padded(k) / 2;
-  for (std::size_t b = 0; b < blocks; ++b)
-    for (std::size_t kp = 0; kp < k2; ++kp)
-      for (std::size_t r = 0; r < M; ++r)
-        for (std::size_t h = 0; h < 2; ++h) {
-          const std::size_t kk = 2 * kp + h;
-          dst[((b * k2 + kp) * M + r) * 2 + h] =
-              f32_to_bf16(kk < k ? src[(b * k + kk) * M + r] : 0.f);
-        }
+  bf16dot::to_pairs(src, blocks, k, dst, k_padded(k));
 }
 
 namespace detail {

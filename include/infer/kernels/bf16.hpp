@@ -38,10 +38,12 @@ inline std::size_t pairs_size(std::size_t blocks, std::size_t k) {
 }
 
 /// Rounds gemm-layout weights ([blocks][k][kBlockM] floats, as gemm::pack_weights or
-/// winograd::transform_weights write them) to bf16 pairs [blocks][k / 2][kBlockM][2].
-inline void to_pairs(const float* src, std::size_t blocks, std::size_t k, bf16* dst) {
+/// winograd::transform_weights write them) to bf16 pairs [blocks][k_pad / 2][kBlockM][2], zeros
+/// from k to k_pad (at least k rounded up to even; the AMX tiles pad to whole tile rows).
+inline void to_pairs(const float* src, std::size_t blocks, std::size_t k, bf16* dst,
+                     std::size_t k_pad = 0) {
   constexpr std::size_t M = gemm::kBlockM;
-  const std::size_t k2 = (k + 1) / 2;
+  const std::size_t k2 = (std::max(k_pad, k) + 1) / 2;
   for (std::size_t b = 0; b < blocks; ++b)
     for (std::size_t kp = 0; kp < k2; ++kp)
       for (std::size_t r = 0; r < M; ++r)
