@@ -316,6 +316,23 @@ int main(int argc, char** argv) {
       return r.dispatch(code, {64, 1, 1}, spec, peak_blobs, {}, {1, 1, 1});
     });
     std::printf("dispatch floor: %.2f us a step (one workgroup, barriers between)\n", s * 1e6);
+    // The same with as many workgroups as a small layer's (each invocation one load and one
+    // store), and the tensor-core kernel with one step: what a step costs before its work.
+    for (const std::uint32_t groups : {16u, 128u}) {
+      const double t = time_it(*ctx, cache, 100, [&](ivk::Recorder& r) {
+        return r.dispatch(code, {128, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
+      });
+      std::printf("dispatch floor: %.2f us a step (%u workgroups of 128, a load and a store each)\n",
+                  t * 1e6, groups);
+      if (!info.cooperative_matrix) continue;
+      const ivk::ShaderCode tc{"peak.comp (cooperative matrix)", infer::shaders::peak_coopmat, 1,
+                               0};
+      const double u = time_it(*ctx, cache, 100, [&](ivk::Recorder& r) {
+        return r.dispatch(tc, {128, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
+      });
+      std::printf("dispatch floor: %.2f us a step (%u workgroups of 128, two matrix loads, four "
+                  "products, four matrix stores)\n", u * 1e6, groups);
+    }
   }
   std::printf("peak: fp32 FMA %.1f TFLOP/s", fma_peak * 1e-12);
   if (coop_peak > 0)
