@@ -34,6 +34,11 @@ TEST_CASE("detection networks and the vision transformer match ncnn's outputs",
       {"yolo-fastest-1.1_low", "yolo-fastest-1.1", 320, "output", "2=5.500000e-01",
        "2=3.000000e-01"},
       {"vision_transformer", "vision_transformer", 384, "cls_score"},
+      // The low-precision issue's int8 detector (its convolutions int8 with ncnn_weights'
+      // scales): at its own threshold neither engine finds anything. No lower-threshold case:
+      // with these weights every score sits near 1/21, and int8 rounding (codes of at most 10-15
+      // in the backbone, 12% of them a unit or more from ncnn's by conv10) reorders them.
+      {"mobilenet_ssd_int8", "mobilenet_ssd_int8", 300, "output"},
   };
   for (const Case& k : cases) {
 #ifdef INFER_TEST_SANITIZED

@@ -54,3 +54,4 @@ case_ yolov4-tiny yolov4-tiny 416 output
 case_ yolo-fastest-1.1 yolo-fastest-1.1 320 output
 case_ yolo-fastest-1.1_low yolo-fastest-1.1 320 output "2=5.500000e-01" "2=3.000000e-01"
 case_ vision_transformer vision_transformer 384 cls_score
+case_ mobilenet_ssd_int8 mobilenet_ssd_int8 300 output
