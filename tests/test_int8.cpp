@@ -303,9 +303,13 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
       {32, 32, 32, 3, 2, 1, 11, 8, 1},   // stride 2
       {16, 16, 16, 5, 1, 2, 7, 6, 102},  // one scale for all, 5x5
       {48, 48, 48, 3, 1, 0, 4, 4, 2},    // no pad
-      {12, 18, 3, 3, 1, 1, 8, 5, 1},     // grouped: 4 in, 6 out a group
-      {32, 64, 2, 1, 1, 0, 6, 6, 101},   // grouped 1x1, 16 in and 32 out a group
-      {24, 24, 3, 3, 2, 1, 9, 9, 2},     // grouped 8 x 8, stride 2
+      // Wide rows: blocks of neighbouring pixels inside the input (8 or 4 a block) and the
+      // pixels left over on both sides, stride 1 and 2.
+      {16, 16, 16, 3, 1, 1, 23, 5, 101},
+      {32, 32, 32, 3, 2, 1, 37, 6, 102},
+      {12, 18, 3, 3, 1, 1, 8, 5, 1},    // grouped: 4 in, 6 out a group
+      {32, 64, 2, 1, 1, 0, 6, 6, 101},  // grouped 1x1, 16 in and 32 out a group
+      {24, 24, 3, 3, 2, 1, 9, 9, 2},    // grouped 8 x 8, stride 2
   };
   unsigned seed = 101;
   for (const Case& c : cases) {
