@@ -103,6 +103,7 @@ double time_it(ivk::Context& ctx, ivk::PipelineCache& cache, int repeats, F&& re
 
 int main(int argc, char** argv) {
   ivk::DeviceChoice choice;
+  choice.pipeline_statistics = true;  // the tensor-core tiles' registers, printed below
   if (argc > 1) choice.index = std::uint32_t(std::atoi(argv[1]));
   const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
   const bool quick = argc > 5 && std::string(argv[5]) == "quick";
@@ -251,10 +252,20 @@ int main(int argc, char** argv) {
                          t.sg_n, t.bk, splits);
             std::fflush(stderr);
           }
-          return time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
+          const std::size_t pipelines = cache.size();
+          const double s = time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
             return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p,
                                          ivk::GemmPath::cooperative_matrix, splits, t);
           });
+          // The compiler's statistics of each tile's pipeline (registers decide how many
+          // workgroups share a unit), where the driver gives them; once per pipeline (layers
+          // of one form share theirs: shapes are push constants).
+          const ivk::Pipeline* made = cache.last_made("conv_gemm_tc");
+          if (!print && splits == 0 && cache.size() > pipelines && made &&
+              !made->statistics().empty())
+            std::printf("pipeline %s, tile %dx%d step %d: %s\n", l.name, t.sg_m, t.sg_n, t.bk,
+                        made->statistics().c_str());
+          return s;
         };
         ivk::TcTile best_tile;
         double best = std::numeric_limits<double>::infinity();

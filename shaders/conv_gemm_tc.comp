@@ -22,7 +22,8 @@
 // (conv_gemm_common.glsl), or the partial sums of a split K.
 // Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
 // Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
-// 19 sg_m, 20 sg_n, 21 bk (32 or 64). Push constants as conv_gemm.comp; k_split a multiple of bk.
+// 19 sg_m, 20 sg_n, 21 bk (32 or 64), 22 vec_gather. Push constants as conv_gemm.comp; k_split a
+// multiple of bk.
 // infer-variants: coopmat
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -55,6 +56,9 @@ layout(constant_id = 18) const int res_pack = 0;
 layout(constant_id = 19) const int sg_m = 2;
 layout(constant_id = 20) const int sg_n = 2;
 layout(constant_id = 21) const int bk = 32;
+// 1: pack-4 input with a multiple of 4 channels a group, gathered four channels at a time. A
+// constant, so that the pipeline holds one gather path and its registers, not both.
+layout(constant_id = 22) const int vec_gather = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;  // 4 halves
@@ -107,7 +111,7 @@ void main() {
   const int N = pc.outw * pc.outh;
   const int m0 = int(gl_WorkGroupID.y) * BM;
   const int n0 = int(gl_WorkGroupID.x) * BN;
-  const bool vec_in = in_pack == 4 && cin % 4 == 0;
+  const bool vec_in = vec_gather != 0;
   const uvec2 pad2 = halves4(vec4(pad_value));
 
   // The unit of eight k this invocation copies (the same for its A and B units), and the input

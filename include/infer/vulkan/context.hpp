@@ -51,6 +51,10 @@ struct DeviceInfo {
   std::uint32_t max_workgroup_invocations = 0;
   std::uint64_t device_local_bytes = 0;  ///< the largest device-local heap
   float timestamp_period = 0.f;  ///< nanoseconds per timestamp tick (0: no compute timestamps)
+  bool pipeline_executable_ext = false;  ///< VK_KHR_pipeline_executable_properties is offered
+  /// Pipelines keep their compiler's statistics (registers, shared memory, as the driver names
+  /// them): DeviceChoice::pipeline_statistics on a device that offers the extension.
+  bool pipeline_statistics = false;
 
   /// One line: name, kind and the features.
   std::string describe() const {
@@ -76,6 +80,10 @@ struct DeviceChoice {
   /// convolution takes the FMA path (to compare the two, or to rule one out). The environment
   /// variable INFER_VULKAN_COOPMAT=0 turns it off for every device a program opens.
   bool cooperative_matrix = true;
+  /// Whether pipelines capture their compiler's statistics (VK_KHR_pipeline_executable_properties,
+  /// where the device offers it; Pipeline::statistics): for benchmarks that report a kernel's
+  /// registers and occupancy. Off by default (the driver then keeps nothing extra).
+  bool pipeline_statistics = false;
 };
 
 /// Runs `f` (Vulkan-Hpp calls) and turns what it throws into an Error naming `what`.
@@ -196,9 +204,12 @@ class Context {
       if (std::string_view(e.extensionName.data()) == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)
         d.cooperative_matrix_ext = true;
     bool sm_builtins = false;
-    for (const auto& e : pd.enumerateDeviceExtensionProperties())
-      if (std::string_view(e.extensionName.data()) == VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)
-        sm_builtins = true;
+    for (const auto& e : pd.enumerateDeviceExtensionProperties()) {
+      const std::string_view ext(e.extensionName.data());
+      if (ext == VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME) sm_builtins = true;
+      if (ext == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)
+        d.pipeline_executable_ext = true;
+    }
     if (sm_builtins) {
       const auto sm = pd.getProperties2<::vk::PhysicalDeviceProperties2,
                                         ::vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV>();
@@ -300,16 +311,26 @@ class Context {
                            ::vk::PhysicalDevice16BitStorageFeatures,
                            ::vk::PhysicalDevice8BitStorageFeatures,
                            ::vk::PhysicalDeviceShaderFloat16Int8Features,
-                           ::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>
+                           ::vk::PhysicalDeviceCooperativeMatrixFeaturesNV,
+                           ::vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>
           chain;
       chain.get<::vk::DeviceCreateInfo>().setQueueCreateInfos(qci);
-      const char* extensions[] = {VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME};
+      std::vector<const char*> extensions;
       if (info_.cooperative_matrix) {
-        chain.get<::vk::DeviceCreateInfo>().setPEnabledExtensionNames(extensions);
+        extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
         chain.get<::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>().cooperativeMatrix = true;
       } else {
         chain.unlink<::vk::PhysicalDeviceCooperativeMatrixFeaturesNV>();
       }
+      info_.pipeline_statistics = choice.pipeline_statistics && info_.pipeline_executable_ext;
+      if (info_.pipeline_statistics) {
+        extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+        chain.get<::vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>()
+            .pipelineExecutableInfo = true;
+      } else {
+        chain.unlink<::vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR>();
+      }
+      chain.get<::vk::DeviceCreateInfo>().setPEnabledExtensionNames(extensions);
       chain.get<::vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess =
           info_.fp16_storage;
       chain.get<::vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess =

@@ -66,13 +66,23 @@ class Pipeline {
                            data.data());
                        const ::vk::PipelineShaderStageCreateInfo stage(
                            {}, ::vk::ShaderStageFlagBits::eCompute, **p->module_, "main", &si);
-                       const ::vk::ComputePipelineCreateInfo cpci({}, stage, **p->layout_);
+                       const ::vk::ComputePipelineCreateInfo cpci(
+                           ctx.info().pipeline_statistics
+                               ? ::vk::PipelineCreateFlagBits::eCaptureStatisticsKHR
+                               : ::vk::PipelineCreateFlags{},
+                           stage, **p->layout_);
                        p->pipeline_ = std::make_unique<::vk::raii::Pipeline>(ctx.device(), nullptr,
                                                                              cpci);
+                       if (ctx.info().pipeline_statistics) p->statistics_ = p->read_statistics(ctx);
                      });
     INFER_TRY(s);
     return p;
   }
+
+  /// The compiler's statistics of the pipeline's (first) executable as the driver names them,
+  /// "name value, ..." (NVIDIA's: registers, shared memory, ...); empty unless the context was
+  /// opened with DeviceChoice::pipeline_statistics on a device that has them.
+  const std::string& statistics() const { return statistics_; }
 
   const ShaderCode& code() const { return code_; }
   std::array<std::uint32_t, 3> local_size() const { return local_; }
@@ -88,6 +98,34 @@ class Pipeline {
   std::unique_ptr<::vk::raii::DescriptorSetLayout> set_layout_;
   std::unique_ptr<::vk::raii::PipelineLayout> layout_;
   std::unique_ptr<::vk::raii::Pipeline> pipeline_;
+  std::string statistics_;
+
+  std::string read_statistics(const Context& ctx) const {
+    std::string out;
+    const auto executables =
+        ctx.device().getPipelineExecutablePropertiesKHR(::vk::PipelineInfoKHR(**pipeline_));
+    if (executables.empty()) return out;
+    for (const auto& st : ctx.device().getPipelineExecutableStatisticsKHR(
+             ::vk::PipelineExecutableInfoKHR(**pipeline_, 0))) {
+      std::string value;
+      switch (st.format) {
+        case ::vk::PipelineExecutableStatisticFormatKHR::eBool32:
+          value = st.value.b32 ? "yes" : "no";
+          break;
+        case ::vk::PipelineExecutableStatisticFormatKHR::eInt64:
+          value = fmt::format("{}", st.value.i64);
+          break;
+        case ::vk::PipelineExecutableStatisticFormatKHR::eUint64:
+          value = fmt::format("{}", st.value.u64);
+          break;
+        case ::vk::PipelineExecutableStatisticFormatKHR::eFloat64:
+          value = fmt::format("{:g}", st.value.f64);
+          break;
+      }
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", st.name.data(), value);
+    }
+    return out;
+  }
 };
 
 /// Pipelines of one device by (shader, workgroup size, constants), made once and kept; safe from
@@ -108,7 +146,16 @@ class PipelineCache {
     INFER_TRY(p);
     const Pipeline* raw = p->get();
     cache_.emplace(std::move(key), std::move(*p));
+    made_.push_back(raw);
     return raw;
+  }
+  /// The last pipeline made whose shader's name holds `shader` (nullptr if none): a benchmark
+  /// reads its statistics.
+  const Pipeline* last_made(std::string_view shader) const {
+    std::lock_guard lock(mutex_);
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it)
+      if (std::string_view((*it)->code().name).find(shader) != std::string_view::npos) return *it;
+    return nullptr;
   }
   std::size_t size() const {
     std::lock_guard lock(mutex_);
@@ -119,6 +166,7 @@ class PipelineCache {
   const Context* ctx_;
   mutable std::mutex mutex_;
   std::map<std::vector<std::uint32_t>, std::unique_ptr<Pipeline>> cache_;
+  std::vector<const Pipeline*> made_;  ///< in the order they were made
 };
 
 }  // namespace infer::vk
