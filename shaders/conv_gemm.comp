@@ -18,7 +18,9 @@
 // Specialization constants: 0-2 workgroup size (128, 1, 1); 3/4 kernel w/h, 5/6 dilation w/h,
 // 7/8 stride w/h, 9 group, 10 input pack, 11 output pack, 12 bias term, 13 activation, 14/15 its
 // parameters, 16 pad value, 17 split (1: store partial sums), 18 the residual's pack (0: none;
-// else a blob of the output's shape added before the activation).
+// else a blob of the output's shape added before the activation), 22 vec_gather (1: a pack-4
+// input whose group channels start and end on packs, read four k a load; the host decides it for
+// this kernel and conv_gemm_tc.comp alike).
 // Push constants: input w, h, c, channel step (packed elements); the same of the output; left and
 // top padding; K, K_pad and k_split (a multiple of 32); the residual's channel step.
 #version 450
@@ -50,6 +52,7 @@ layout(constant_id = 15) const float p1 = 0.0;
 layout(constant_id = 16) const float pad_value = 0.0;
 layout(constant_id = 17) const int split = 0;
 layout(constant_id = 18) const int res_pack = 0;
+layout(constant_id = 22) const int vec_gather = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer Bottom4 { STORE4 v[]; } bottom4;
@@ -101,7 +104,7 @@ void main() {
   const int m0 = int(gl_WorkGroupID.y) * BM;
   const int n0 = int(gl_WorkGroupID.x) * BN;
   // Four k at once from one pack-4 load when the group's channels start and end on packs.
-  const bool vec_in = in_pack == 4 && cin % 4 == 0;
+  const bool vec_in = vec_gather != 0;
 
   // This invocation's pixel of the B tile (the same for every chunk) and its A rows.
   const int bn = tid % BN;

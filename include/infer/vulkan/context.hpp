@@ -200,12 +200,10 @@ class Context {
     const auto sub = pd.getProperties2<::vk::PhysicalDeviceProperties2,
                                        ::vk::PhysicalDeviceSubgroupProperties>();
     d.subgroup_size = sub.get<::vk::PhysicalDeviceSubgroupProperties>().subgroupSize;
-    for (const auto& e : pd.enumerateDeviceExtensionProperties())
-      if (std::string_view(e.extensionName.data()) == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)
-        d.cooperative_matrix_ext = true;
     bool sm_builtins = false;
     for (const auto& e : pd.enumerateDeviceExtensionProperties()) {
       const std::string_view ext(e.extensionName.data());
+      if (ext == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) d.cooperative_matrix_ext = true;
       if (ext == VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME) sm_builtins = true;
       if (ext == VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)
         d.pipeline_executable_ext = true;

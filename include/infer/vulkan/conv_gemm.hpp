@@ -223,12 +223,12 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   // The split kernel stores partial sums; the residual comes in at the reduction then.
   spec[14] = SpecValue::of(17, splits > 1 ? 1 : 0);
   spec[15] = SpecValue::of(18, splits > 1 ? 0 : res_pack);
-  spec[16] = SpecValue::of(19, coop ? tile.sg_m : 1);
-  spec[17] = SpecValue::of(20, coop ? tile.sg_n : 1);
-  spec[18] = SpecValue::of(21, coop ? tile.bk : 32);
-  // Which gather the tensor-core kernel compiles (four channels of a pixel at once, or value by
-  // value): a constant, so its pipeline holds one (the other's registers cost it occupancy).
-  spec[19] = SpecValue::of(22, bottom.elempack() == 4 && (in.c / cp.group) % 4 == 0 ? 1 : 0);
+  // Which gather the kernels compile (four channels of a pixel at once, or value by value): a
+  // constant, so that a pipeline holds one (the other's registers cost it occupancy).
+  spec[16] = SpecValue::of(22, bottom.elempack() == 4 && (in.c / cp.group) % 4 == 0 ? 1 : 0);
+  spec[17] = SpecValue::of(19, coop ? tile.sg_m : 1);
+  spec[18] = SpecValue::of(20, coop ? tile.sg_n : 1);
+  spec[19] = SpecValue::of(21, coop ? tile.bk : 32);
   const std::int32_t push[14] = {in.w,        in.h,       in.c,  std::int32_t(bottom.cstep()),
                                  out.w,       out.h,      out.c, std::int32_t(top.cstep()),
                                  cp.pad_left, cp.pad_top, K,     K_pad,
@@ -242,7 +242,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                           cp.residual ? cp.residual : none};
   const std::uint32_t threads = coop ? std::uint32_t(32 * tile.sg_m * tile.sg_n) : 128u;
   INFER_TRY(rec.dispatch(
-      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? 20 : 16), blobs,
+      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? 20 : 17), blobs,
       std::as_bytes(std::span(push)),
       {std::uint32_t(n_tiles), std::uint32_t(m_tiles), std::uint32_t(cp.group * splits)}));
   if (splits == 1) return {};
