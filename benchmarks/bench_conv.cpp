@@ -2,9 +2,12 @@
 // (16 with AVX-512, 8 with AVX2), 1 and 2 threads: GFLOP/s in direct-convolution flops (2 x cout x
 // cin x k x k x outh x outw) and the fraction of this machine's measured AVX-512 FMA peak on as
 // many threads (Winograd does fewer multiplications than it is credited with, so it may pass 1).
-// The layer runs the algorithm it chooses (Convolution::algorithm()); the 3x3 stride-1 shapes also
-// run each algorithm explicitly (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4,
-// 3x3)) through the kernels. Also Convolution with a fused ReLU against Convolution followed by a
+// The layer runs the algorithm it chooses for the shape (Convolution::algorithm(pack, in), as a
+// network prepares it); the 3x3 stride-1 shapes also run each algorithm explicitly through the
+// kernels (.../gemm, .../winograd_f6 = F(6x6, 3x3), .../winograd_f4 = F(4x4, 3x3), .../winograd_f2
+// = F(2x2, 3x3)), and again with the weights cold (.../cold: each call reads another of as many
+// copies of the weights as fill 1.2 GB, beyond the caches, as a network's layers stream theirs).
+// Also Convolution with a fused ReLU against Convolution followed by a
 // separate ReLU pass; 1x1 layers on 7x7 maps (49 pixels: four full register tiles and a narrow
 // one); and the first layers of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The
 // ResNet-50 and VGG-16 shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8):
@@ -17,6 +20,7 @@
 // (Option::use_amx off).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -165,7 +169,7 @@ void run_bf16_at(benchmark::State& state, const ConvShape& s, bool amx) {
   opt.use_amx = amx;
   opt.workspace_allocator = &pool;
   Convolution conv = make_conv(s, 1);
-  if (!conv.prepare(ElemType::bf16, Pack, opt).ok()) {
+  if (!conv.prepare(ElemType::bf16, Pack, opt, Shape::of(s.size, s.size, s.cin)).ok()) {
     state.SkipWithError("prepare failed");
     return;
   }
@@ -202,7 +206,7 @@ void run_conv_at(benchmark::State& state, const ConvShape& s, bool fused_relu, b
   opt.num_threads = threads;
   opt.workspace_allocator = &pool;
   Convolution conv = make_conv(s, fused_relu ? 1 : 0);
-  if (!conv.prepare(ElemType::f32, Pack, opt).ok()) {
+  if (!conv.prepare(ElemType::f32, Pack, opt, Shape::of(s.size, s.size, s.cin)).ok()) {
     state.SkipWithError("prepare failed");
     return;
   }
@@ -232,10 +236,11 @@ void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool
     run_conv_at<kPack>(state, s, fused_relu, split);
 }
 
-enum class Algo { gemm, winograd_f6, winograd_f4 };
+enum class Algo { gemm, winograd_f6, winograd_f4, winograd_f2 };
 
-/// One 3x3 stride-1 pad-1 shape on one kernel, called directly (bias, no activation).
-void run_kernel(benchmark::State& state, const ConvShape& s, Algo algo) {
+/// One 3x3 stride-1 pad-1 shape on one kernel, called directly (bias, no activation). `cold`: the
+/// calls cycle through copies of the weights that fill 1.2 GB (at least two).
+void run_kernel(benchmark::State& state, const ConvShape& s, Algo algo, bool cold) {
   namespace k = infer::kernels;
   const int threads = int(state.range(0));
   Option opt;
@@ -257,14 +262,26 @@ void run_kernel(benchmark::State& state, const ConvShape& s, Algo algo) {
     k::winograd::transform_weights<6>(conv.weight_data.data(), weights.data(), s.cin, s.cout);
     workspace.resize(k::winograd::plan<6>(s.size, s.size, s.cin, s.cout, threads).workspace() *
                      std::size_t(threads));
-  } else {
+  } else if (algo == Algo::winograd_f4) {
     weights.resize(k::winograd::weights_size<4>(s.cout, s.cin));
     k::winograd::transform_weights<4>(conv.weight_data.data(), weights.data(), s.cin, s.cout);
     workspace.resize(k::winograd::plan<4>(s.size, s.size, s.cin, s.cout, threads).workspace() *
                      std::size_t(threads));
+  } else {
+    weights.resize(k::winograd::weights_size<2>(s.cout, s.cin));
+    k::winograd::transform_weights<2>(conv.weight_data.data(), weights.data(), s.cin, s.cout);
+    workspace.resize(k::winograd::plan<2>(s.size, s.size, s.cin, s.cout, threads).workspace() *
+                     std::size_t(threads));
   }
+  const std::size_t copies =
+      cold ? std::max<std::size_t>(2, (std::size_t(1200) << 20) / (weights.size() * sizeof(float)))
+           : 1;
+  std::vector<std::vector<float>> weight_copies(copies - 1, weights);
   const k::ConvGeometry g{3, 3, 1, 1, 1, 1};
+  std::size_t call = 0;
   for (auto _ : state) {
+    const std::size_t copy = call++ % copies;
+    const float* w = copy == 0 ? weights.data() : weight_copies[copy - 1].data();
     if (algo == Algo::gemm) {
       // The layer pads into a new blob on every call; so does this.
       auto p = infer::layers::detail::pad_input<float, kPack>(in, {1, 1, 1, 1}, 0.f, opt);
@@ -274,15 +291,19 @@ void run_kernel(benchmark::State& state, const ConvShape& s, Algo algo) {
       }
       padded = std::move(p).value();
       k::gemm::convolution_gemm<float, kPack, kPack>(
-          padded.view<float, kPack>(), out.view<float, kPack>(), weights.data(), bias.data(), g,
+          padded.view<float, kPack>(), out.view<float, kPack>(), w, bias.data(), g,
           infer::act::Identity{}, workspace.data(), threads);
     } else if (algo == Algo::winograd_f6) {
       k::winograd::convolution_winograd<float, kPack, kPack, 6>(
-          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), weights.data(), bias.data(),
+          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), w, bias.data(),
+          infer::act::Identity{}, workspace.data(), threads);
+    } else if (algo == Algo::winograd_f4) {
+      k::winograd::convolution_winograd<float, kPack, kPack, 4>(
+          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), w, bias.data(),
           infer::act::Identity{}, workspace.data(), threads);
     } else {
-      k::winograd::convolution_winograd<float, kPack, kPack, 4>(
-          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), weights.data(), bias.data(),
+      k::winograd::convolution_winograd<float, kPack, kPack, 2>(
+          in.view<float, kPack>(), 1, 1, 0.f, out.view<float, kPack>(), w, bias.data(),
           infer::act::Identity{}, workspace.data(), threads);
     }
     benchmark::DoNotOptimize(out.data());
@@ -316,9 +337,15 @@ const bool kRegistered = [] {
     const std::string base = s.name;
     for (auto [algo, name] : {std::pair{Algo::gemm, "/gemm"},
                               {Algo::winograd_f6, "/winograd_f6"},
-                              {Algo::winograd_f4, "/winograd_f4"}})
+                              {Algo::winograd_f4, "/winograd_f4"},
+                              {Algo::winograd_f2, "/winograd_f2"}})
       register_threads(
-          base + name, [s, algo](benchmark::State& st) { run_kernel(st, s, algo); }, false);
+          base + name, [s, algo](benchmark::State& st) { run_kernel(st, s, algo, false); }, false);
+    for (auto [algo, name] : {std::pair{Algo::gemm, "/gemm/cold"},
+                              {Algo::winograd_f4, "/winograd_f4/cold"},
+                              {Algo::winograd_f2, "/winograd_f2/cold"}})
+      register_threads(
+          base + name, [s, algo](benchmark::State& st) { run_kernel(st, s, algo, true); }, true);
   }
   for (const bool amx : {true, false}) {
     if (!amx && !infer::kernels::amx::usable()) continue;  // .../int8 is already VNNI

@@ -213,6 +213,7 @@ static_assert(!infer::kernels::gemm::kAvailable ||
 
 static_assert(infer::check_layer<Convolution>());
 static_assert(infer::PreparedLayer<Convolution>);
+static_assert(infer::ShapePreparedLayer<Convolution>);
 static_assert(infer::FoldsAffine<Convolution>);
 static_assert(infer::io::LoadsWeights<Convolution>);
 static_assert(infer::ShapeInferable<Convolution>);
@@ -333,6 +334,17 @@ TEST_CASE("Convolution chooses Winograd for 3x3 stride 1 with enough channels",
             Algorithm::gemm);
     REQUIRE(with_weights({.num_output = 16, .kernel_w = 3, .kernel_h = 1}, 16).algorithm(4) ==
             Algorithm::gemm);
+    // F(2x2) on output maps of at most 16 x 16 pixels, F(4x4) above and where the shape is not
+    // known; the other algorithms do not follow the shape.
+    REQUIRE(c.algorithm(4, Shape::of(16, 16, 16)) == Algorithm::winograd_small);
+    REQUIRE(c.algorithm(4, Shape::of(7, 7, 16)) == Algorithm::winograd_small);
+    REQUIRE(c.algorithm(4, Shape::of(64, 4, 16)) == Algorithm::winograd_small);
+    REQUIRE(c.algorithm(4, Shape::of(17, 16, 16)) == Algorithm::winograd);
+    REQUIRE(c.algorithm(4, Shape{}) == Algorithm::winograd);
+    REQUIRE(c.algorithm(4, Shape::of(7, 7, 12)) == Algorithm::winograd);  // rejected: kept
+    REQUIRE(c.algorithm(1, Shape::of(7, 7, 16)) == Algorithm::gemm);
+    REQUIRE(with_weights({.num_output = 16, .kernel_w = 3}, 16).algorithm(4, Shape::of(18, 18, 16)) ==
+            Algorithm::winograd_small);  // pad 0: 16 x 16 out
   } else {
     REQUIRE(c.algorithm(4) == Algorithm::direct);
   }
@@ -340,14 +352,17 @@ TEST_CASE("Convolution chooses Winograd for 3x3 stride 1 with enough channels",
 
 TEST_CASE("Convolution Winograd path on awkward sizes", "[layer][convolution][winograd]") {
   // 24 inputs (packs 1, 4, 8), 40 outputs (a partial block of output channels): maps smaller
-  // than one 4x4 tile, edge tiles on both axes, 1-wide and 1-high maps with pad 1.
+  // than one 4x4 tile, edge tiles on both axes, 1-wide and 1-high maps with pad 1. The runner
+  // prepares for each shape: maps up to 16 x 16 run F(2x2), 19x17 and 24x14 F(4x4).
   sweep_winograd(with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 24),
                  "winograd 3x3 pad1 24->40 bias",
                  {Shape::of(7, 7, 24), Shape::of(13, 11, 24), Shape::of(1, 1, 24),
-                  Shape::of(1, 6, 24), Shape::of(9, 1, 24), Shape::of(4, 4, 24)});
+                  Shape::of(1, 6, 24), Shape::of(9, 1, 24), Shape::of(4, 4, 24),
+                  Shape::of(19, 17, 24), Shape::of(24, 14, 24)});
   // Pad 0, 17 outputs: the output is unpacked (pack 1) whatever the input pack.
   sweep_winograd(with_weights({.num_output = 17, .kernel_w = 3}, 16), "winograd 3x3 pad0 16->17",
-                 {Shape::of(13, 11, 16), Shape::of(3, 3, 16), Shape::of(3, 8, 16)});
+                 {Shape::of(13, 11, 16), Shape::of(3, 3, 16), Shape::of(3, 8, 16),
+                  Shape::of(21, 19, 16)});
   // Asymmetric pads with a pad value, read bounds-checked by the input transform.
   sweep_winograd(with_weights({.num_output = 32,
                                .kernel_w = 3,
@@ -376,7 +391,62 @@ TEST_CASE("Convolution Winograd epilogue applies every activation",
                                  16, unsigned(a.type) + 20);
     c.activation = a;
     sweep_winograd(c, fmt::format("winograd 3x3 16->24 activation {}", a.type),
-                   {Shape::of(9, 6, 16)});
+                   {Shape::of(9, 6, 16), Shape::of(20, 15, 16)});  // F(2x2), F(4x4)
+  }
+}
+
+TEST_CASE("Convolution runs the Winograd tile it was prepared for on any map",
+          "[layer][convolution][winograd]") {
+  // prepare()'s shape picks the tile; forward runs that tile whatever map it is given: F(2x2)
+  // prepared for 7x7 run on 23x21, F(4x4) (no shape) on 6x5, each against the reference.
+  using Algorithm = Convolution::Algorithm;
+  if constexpr (infer::kernels::gemm::kAvailable) {
+    constexpr int kP = infer::simd::has_width<16> ? 16 : 4;
+    Convolution c =
+        with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 32);
+    struct Case {
+      Shape prepared, run;
+      Algorithm algo;
+    };
+    for (const Case& k : {Case{Shape::of(7, 7, 32), Shape::of(23, 21, 32), Algorithm::winograd_small},
+                          Case{Shape{}, Shape::of(6, 5, 32), Algorithm::winograd}}) {
+      Option opt;
+      REQUIRE(c.prepare(ElemType::f32, kP, opt, k.prepared).ok());
+      REQUIRE(c.prepared_algo == k.algo);
+      REQUIRE(c.chosen(kP) == k.algo);
+      RefTensor in(k.run);
+      std::mt19937 rng(11);
+      std::uniform_real_distribution<float> dist(-3.f, 3.f);
+      for (float& v : in.v) v = dist(rng);
+      const RefTensor want = conv_ref(in, c);
+      Mat packed;
+      REQUIRE(infer::convert(infer::test::to_mat(in), packed, ElemType::f32, kP, opt).ok());
+      for (int threads : {1, 2}) {
+        opt.num_threads = threads;
+        Mat out;
+        REQUIRE(c.forward<infer::f32, kP>(packed, out, opt).ok());
+        // forward_with names the algorithm: the prepared one runs, another is an error.
+        Mat other;
+        if (k.algo == Algorithm::winograd_small)
+          CHECK_FALSE(
+              c.forward_with<infer::f32, kP, Algorithm::winograd>(packed, other, opt, infer::act::Identity{})
+                  .ok());
+        else
+          CHECK_FALSE(c.forward_with<infer::f32, kP, Algorithm::winograd_small>(
+                           packed, other, opt, infer::act::Identity{})
+                          .ok());
+        Mat flat;
+        REQUIRE(infer::convert(out, flat, ElemType::f32, 1, opt).ok());
+        const RefTensor got = infer::test::from_mat(flat);
+        REQUIRE(got.v.size() == want.v.size());
+        float worst = 0.f;
+        for (std::size_t i = 0; i < want.v.size(); ++i)
+          worst = std::max(worst, std::fabs(got.v[i] - want.v[i]) / (1.f + std::fabs(want.v[i])));
+        INFO("algorithm " << int(k.algo) << " on " << k.run.w << "x" << k.run.h << " threads "
+                          << threads << " max relative error " << worst);
+        CHECK(worst <= kWinogradAbs + kWinogradRel);
+      }
+    }
   }
 }
 

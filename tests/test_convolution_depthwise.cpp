@@ -162,6 +162,7 @@ static_assert(inferred(ConvolutionDepthWise{.num_output = 12,
 
 static_assert(infer::check_layer<ConvolutionDepthWise>());
 static_assert(infer::PreparedLayer<ConvolutionDepthWise>);
+static_assert(infer::ShapePreparedLayer<ConvolutionDepthWise>);
 static_assert(infer::FoldsAffine<ConvolutionDepthWise>);
 static_assert(infer::io::LoadsWeights<ConvolutionDepthWise>);
 static_assert(infer::FusesActivation<ConvolutionDepthWise, float, 16, infer::act::Clip>);
@@ -270,6 +271,35 @@ TEST_CASE("ConvolutionDepthWise fused activations (9=activation_type 0..6)",
     grouped.activation = a;
     sweep(grouped, fmt::format("grouped 8->8 g2 activation {}", a.type), {Shape::of(5, 4, 8)});
   }
+}
+
+TEST_CASE("ConvolutionDepthWise group convolutions run the Winograd tile of the map",
+          "[layer][convolution_depthwise]") {
+  // 64 -> 64 in 2 groups (32 -> 32), 3x3 pad 1, as AlexNet's conv4 and conv5: each group a
+  // Convolution on Winograd, prepared for one group of the input (the runner passes its shape):
+  // F(2x2) on 7x7, F(4x4) on 19x17. f32 within Convolution's Winograd bound (test_convolution.cpp).
+  const ConvolutionDepthWise c =
+      with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2}, 64);
+  if constexpr (infer::kernels::gemm::kAvailable) {
+    using A = infer::layers::Convolution::Algorithm;
+    REQUIRE(c.algorithm(4) == ConvolutionDepthWise::Algorithm::group_gemm);
+    REQUIRE(c.layout(4, Shape::of(7, 7, 64)) == int(A::winograd_small) + 1);
+    REQUIRE(c.layout(4, Shape::of(19, 17, 64)) == int(A::winograd) + 1);
+    REQUIRE(c.layout(4, Shape{}) == int(A::winograd) + 1);
+    ConvolutionDepthWise p = c;
+    Option opt;
+    REQUIRE(p.prepare(ElemType::f32, 4, opt, Shape::of(7, 7, 64)).ok());
+    REQUIRE(p.group_convs.size() == 2);
+    CHECK(p.group_convs[1].prepared_algo == A::winograd_small);
+  }
+  LayerTester(c, "64->64 g2 3x3 (Winograd per group)")
+      .reference([c](const std::vector<RefTensor>& in) {
+        return std::vector<RefTensor>{conv_ref(in[0], c)};
+      })
+      .shapes({Shape::of(7, 7, 64), Shape::of(19, 17, 64)})
+      .tolerance(ElemType::f32, 5e-4f, 5e-4f)
+      .tolerance(ElemType::bf16, infer::test::bf16_products(2e-2f))
+      .run();
 }
 
 TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depthwise]") {

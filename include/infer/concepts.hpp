@@ -241,6 +241,19 @@ concept PreparedLayer = requires(L& l, ElemType type, int pack, const Option& op
   { l.prepare(type, pack, opt) } -> std::same_as<Status>;
 };
 
+/// A PreparedLayer whose layout also follows the input's shape (Convolution: Winograd's tile by
+/// the output map's size): `prepare(type, pack, opt, in)`, and `layout(pack, in)` naming the
+/// layout it makes beyond the pack, so that a caller with several input shapes knows when one
+/// prepared copy serves them (equal values). Callers that know the shape (the graphs, the runner)
+/// pass it; the three-argument prepare chooses without it.
+template <class L>
+concept ShapePreparedLayer =
+    PreparedLayer<L> &&
+    requires(L& l, const L& cl, ElemType type, int pack, const Option& opt, const Shape& in) {
+      { l.prepare(type, pack, opt, in) } -> std::same_as<Status>;
+      { cl.layout(pack, in) } -> std::convertible_to<int>;
+    };
+
 /// A layer that applies an activation functor to its accumulators before the store (ncnn's
 /// 9=activation_type): `forward_fused<T, Pack>(bottom, top, opt, act)` with the functor a template
 /// parameter of the kernel. The composer fuses a following activation layer into it.

@@ -113,8 +113,13 @@ Status run_layer(const L& layer, std::span<const Mat> bottoms, std::vector<Mat>&
     }
     if constexpr (PreparedLayer<L>) {
       L prepared = layer;  // weights transformed for (T, pack) on a copy; the caller's stays as is
-      if (Status s = prepared.prepare(elem_type_v<T>, pack, opt); !s.ok())
-        return make_error("run_layer: prepare: {}", s.message());
+      Status s;
+      if constexpr (ShapePreparedLayer<L>)
+        s = converted.empty() ? prepared.prepare(elem_type_v<T>, pack, opt)
+                              : prepared.prepare(elem_type_v<T>, pack, opt, converted[0].shape());
+      else
+        s = prepared.prepare(elem_type_v<T>, pack, opt);
+      if (!s.ok()) return make_error("run_layer: prepare: {}", s.message());
       return detail::dispatch_pack<T>(prepared, std::span<const Mat>(converted), tops, pack,
                                       placement, opt, layer_packs<L>{});
     } else {

@@ -365,7 +365,11 @@ class StaticGraph {
         if (!ok) return false;
       }
       if constexpr (PreparedLayer<L> && s.device == Device::cpu) {  // the GPU has its upload
-        Status p = layer.prepare(s.type, s.pack, opt_);
+        Status p;
+        if constexpr (ShapePreparedLayer<L>)
+          p = layer.prepare(s.type, s.pack, opt_, kPlan.buffers[std::size_t(s.in[0])].shape);
+        else
+          p = layer.prepare(s.type, s.pack, opt_);
         if (!p.ok()) {
           st = make_error("preparing node {} ({} '{}'): {}", s.node, type_name<L>(),
                           graph::get<std::size_t(s.node)>(G.nodes).name, p.message());
@@ -460,6 +464,16 @@ class StaticGraph {
     return true;
   }
 
+  /// The layer's algorithm at `pack` for an input of shape `in` (where its choice follows the
+  /// shape: Convolution's Winograd tile).
+  template <class L>
+  static constexpr auto algorithm_for(const L& layer, int pack, const Shape& in) {
+    if constexpr (requires { layer.algorithm(pack, in); })
+      return layer.algorithm(pack, in);
+    else
+      return layer.algorithm(pack);
+  }
+
   template <std::size_t S, std::size_t N>
   Status run_layer_step(Context& ctx) const {
     constexpr auto s = kPlan.steps[S];
@@ -478,8 +492,10 @@ class StaticGraph {
                       node_layer.template forward_with<T, Pack, node_layer.algorithm(Pack)>(
                           ctx.bufs_[0], ctx.bufs_[0], ctx.opt_, act);
                     }) {
-        // The layer's parameters are constants here: so is its choice of algorithm.
-        constexpr auto algo = node_layer.algorithm(Pack);
+        // The layer's parameters and its input's shape are constants here: so is its choice of
+        // algorithm (finalize_step prepared it for that shape).
+        constexpr auto algo =
+            algorithm_for(node_layer, Pack, kPlan.buffers[std::size_t(s.in[0])].shape);
         return run_fused_node<L, T, Pack, algo>(layer, io, ctx.bufs_, ctx.opt_, act);
       } else {
         return run_fused_node<L, T, Pack>(layer, io, ctx.bufs_, ctx.opt_, act);

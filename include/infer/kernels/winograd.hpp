@@ -4,7 +4,8 @@
 // In = Out + 2). The elementwise product summed over input channels is, per transform position,
 // a [num_output x num_input] x [num_input x tiles] GEMM, on a register tile like gemm.hpp's (its
 // weight packing, block sizes and width). Out = 6 takes 64 multiplications per 36 outputs instead
-// of 36 x 9 = 324 (5.06x fewer); Out = 4 takes 36 per 16 (4x). Tiles are processed in chunks whose
+// of 36 x 9 = 324 (5.06x fewer); Out = 4 takes 36 per 16 (4x); Out = 2 takes 16 per 4 (2.25x), with
+// the fewest transformed weights (16 positions against 36 and 64). Tiles are processed in chunks whose
 // transformed inputs and outputs stay in cache, each chunk by one thread; where there are few
 // chunks (small maps) they are split by output channels too, so two threads scale even on a 7x7
 // map of 512 channels.
@@ -28,7 +29,7 @@ namespace infer::kernels::winograd {
 
 /// The transforms of F(Out x Out, 3 x 3) along one axis, on any value type V (float or a float
 /// batch, the lanes being channels). Points 0, 1, -1, 2, -2 (, 1/2, -1/2) and infinity.
-/// @tparam Out outputs per tile along an axis: 6 or 4.
+/// @tparam Out outputs per tile along an axis: 6, 4 or 2.
 template <int Out>
 struct Transform;
 
@@ -130,6 +131,37 @@ struct Transform<4> {
   }
 };
 
+template <>
+struct Transform<2> {
+  static constexpr int kOut = 2;
+  static constexpr int kIn = 4;
+  // clang-format off
+  /// G (kIn x 3), Lavin's: points 0, 1, -1 and infinity.
+  static constexpr double kG[kIn][3] = {
+      {1.0, 0.0, 0.0},
+      {0.5, 0.5, 0.5},
+      {0.5, -0.5, 0.5},
+      {0.0, 0.0, 1.0},
+  };
+  // clang-format on
+
+  template <class V>
+  static void input(const V* d, std::size_t ds, V* t, std::size_t ts) {
+    const V d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds];
+    t[0] = d0 - d2;
+    t[ts] = d1 + d2;
+    t[2 * ts] = d2 - d1;
+    t[3 * ts] = d1 - d3;
+  }
+
+  template <class V>
+  static void output(const V* m, std::size_t ms, V* y, std::size_t ys) {
+    const V m1 = m[ms], m2 = m[2 * ms];
+    y[0] = m[0] + m1 + m2;
+    y[ys] = m1 - m2 - m[3 * ms];
+  }
+};
+
 /// Transform positions (GEMMs) of F(Out x Out, 3 x 3).
 template <int Out>
 inline constexpr int kPositions = Transform<Out>::kIn* Transform<Out>::kIn;
@@ -145,7 +177,7 @@ std::size_t weights_size(int num_output, int num_input) {
 /// then per position the [num_output][num_input] matrix in gemm::pack_weights's layout (k = input
 /// channel, whatever the input pack, since the kernel size is 1 there). `src` is ncnn's
 /// [num_output][num_input][3][3].
-template <int Out>  ///< outputs per tile along an axis: 6 or 4
+template <int Out>  ///< outputs per tile along an axis: 6, 4 or 2
 void transform_weights(const float* src, float* dst, int num_input, int num_output) {
   using Tr = Transform<Out>;
   constexpr int kIn = Tr::kIn;
@@ -203,7 +235,7 @@ inline std::size_t odd_lines(std::size_t floats) {
 
 /// The chunks for an outw x outh output of num_output channels from num_input channels on
 /// `threads` threads.
-template <int Out>  ///< outputs per tile along an axis: 6 or 4
+template <int Out>  ///< outputs per tile along an axis: 6, 4 or 2
 Plan plan(int outw, int outh, int num_input, int num_output, int threads) {
   Plan p;
   p.tiles_x = (outw + Out - 1) / Out;
@@ -325,7 +357,7 @@ inline int channel_parts(std::size_t chunks, int mblocks, int threads) {
 template <StorageElement T,  ///< storage type of input and output
           int InPack,        ///< lanes of an input channel group (a float batch width)
           int OutPack,       ///< lanes of an output channel group
-          int Out,           ///< outputs per tile along an axis: 6 or 4
+          int Out,           ///< outputs per tile along an axis: 6, 4 or 2
           class Act,         ///< epilogue activation, callable on float and on simd batches
           class WT>          ///< the GEMMs' arithmetic: float, or bf16 (pairs)
 void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_top, float pad_value,

@@ -1,6 +1,7 @@
 // ncnn Convolution: y = act(conv(pad(x, pad_value), weight, stride, dilation) + bias) on 3-D
-// (w, h, c) blobs. The algorithm follows the shape: Winograd F(4x4, 3x3) (kernels/winograd.hpp) for
-// 3x3 stride-1 convolutions with enough channels (algorithm()); a packed GEMM (kernels/gemm.hpp)
+// (w, h, c) blobs. The algorithm follows the shape: Winograd (kernels/winograd.hpp) for 3x3 stride-1
+// convolutions with enough channels, F(4x4, 3x3) or on small output maps F(2x2, 3x3) where
+// prepare() is told the input shape (algorithm()); a packed GEMM (kernels/gemm.hpp)
 // reading a 1x1 stride-1 input in place and gathering every other window (1x1 stride 2, 3x3,
 // dilation) chunk by chunk (im2col); the direct kernel where the GEMM's per-thread panel would be
 // too large (huge num_input x kernel size) or the target has no float batch. f32/f16/bf16 storage,
@@ -76,8 +77,8 @@ struct Convolution {
   std::vector<float> weight_data{};
   /// [num_output] when bias_term (load() or the caller).
   std::vector<float> bias_data{};
-  /// weight_data in the layout of the kernel algorithm(prepared_pack) picks, for input pack
-  /// prepared_pack (prepare()); Winograd's transformed weights take 4x the floats.
+  /// weight_data in the layout of the kernel prepared_algo names, for input pack prepared_pack
+  /// (prepare()); Winograd's transformed weights take 4x the floats (F(2x2): 1.78x).
   std::vector<float> weight_packed{};
   /// bias_data, or zeros without bias_term; padded to whole GEMM blocks for the GEMM and Winograd
   /// (prepare()).
@@ -118,7 +119,13 @@ struct Convolution {
     gemm,      ///< kernels/gemm.hpp: in place (1x1 s1) or im2col
     winograd,  ///< kernels/winograd.hpp: F(4x4, 3x3), 3x3 stride 1 dilation 1 only
     int8,      ///< kernels/int8.hpp: the quantized layer's int8 GEMM
+    /// kernels/winograd.hpp: F(2x2, 3x3), where Winograd runs on an output map of at most
+    /// kWinogradSmallPixels (algorithm(pack, in)).
+    winograd_small,
   };
+  /// The algorithm weight_packed (weight_bf16) is laid out for: algorithm(prepared_pack, in) of
+  /// the shape prepare() was given.
+  Algorithm prepared_algo = Algorithm::direct;
 
   /// Winograd's tile: F(kWinogradOut x kWinogradOut, 3 x 3). The kernel has F(6x6) too, which
   /// does 1.78 multiplications per output against F(4x4)'s 2.25, but measured (AVX-512, f32
@@ -128,6 +135,8 @@ struct Convolution {
   /// 0.43 ms against 0.96, c512_14: 3.0 against 6.3), and its 4x4 tiles waste less of the small
   /// maps (c512_7: 1.3 against 2.1). One variant keeps the layer's instantiations down.
   static constexpr int kWinogradOut = 4;
+  /// The tile of Algorithm::winograd_small: F(2x2, 3x3) (see kWinogradSmallPixels).
+  static constexpr int kWinogradSmallOut = 2;
 
   /// The kernel forward runs for input pack `pack`, decided by the parameters alone, so prepare()
   /// lays out the weights for the one kernel that will read them.
@@ -144,6 +153,43 @@ struct Convolution {
     if (quantized()) return Algorithm::int8;
     if (uses_winograd(pack)) return Algorithm::winograd;
     return uses_gemm() ? Algorithm::gemm : Algorithm::direct;
+  }
+
+  /// Output maps of at most this many pixels take Winograd F(2x2, 3x3) instead of F(4x4, 3x3).
+  /// F(2x2)'s weights are 16 positions against 36, and on a small map each transformed weight is
+  /// used by few tiles: F(4x4) streams 2.25x the bytes per product there (512 x 512 channels: 37.7
+  /// MB against 16.8 a layer, beyond L2 and, in a network, L3), and its 4x4 tiles waste more of
+  /// an odd map. Measured (this project's AVX-512 VM, f32 pack 16, kernels alone with the weights
+  /// cycled through 1.2 GB of copies as a network streams them, best of 3 x copies, F(4x4) against
+  /// F(2x2) ms): 1 thread, 512 -> 512 at 7x7 3.64 / 2.57, at 10x10 5.66 / 3.34, at 14x14 6.70 /
+  /// 4.51; 256 at 7x7 0.95 / 0.65, at 14x14 1.51 / 1.20; 128 at 14x14 0.37 / 0.30; 64 at 7x7
+  /// 0.057 / 0.038; at 20x20 a tie (256: 1.95 / 1.87; 2 threads 1.09 / 1.27); at 28x28 and up
+  /// F(4x4) wins (128: 0.99 / 1.26, 256 -> 512: 5.6 / 7.9; 2 threads 128: 0.54 / 0.58). 2
+  /// threads, 512 at 7x7 2.32 / 1.44, at 14x14 3.68 / 2.48.
+  static constexpr int kWinogradSmallPixels = 16 * 16;
+
+  /// algorithm(pack) for an input of shape `in`: Winograd F(2x2, 3x3) (winograd_small) where
+  /// Winograd runs on an output of at most kWinogradSmallPixels pixels. An input shape the layer
+  /// rejects (or dims 0: not known) keeps algorithm(pack).
+  constexpr Algorithm algorithm(int pack, const Shape& in) const {
+    const Algorithm a = algorithm(pack);
+    if (a != Algorithm::winograd || in.dims != 3 || in.c != num_input()) return a;
+    detail::WindowPlan plan;
+    if (!detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this), in.w, in.h,
+                             plan)
+             .ok())
+      return a;
+    return std::int64_t(plan.outw) * plan.outh <= kWinogradSmallPixels ? Algorithm::winograd_small
+                                                                        : a;
+  }
+
+  /// The layout prepare(type, pack, opt, in) makes beyond the pack (ShapePreparedLayer).
+  constexpr int layout(int pack, const Shape& in) const { return int(algorithm(pack, in)); }
+
+  /// The algorithm forward runs at input pack `pack`: the one prepare() laid the weights out for,
+  /// or algorithm(pack) where it prepared another pack (forward then reports the mismatch).
+  constexpr Algorithm chosen(int pack) const {
+    return prepared_pack == pack ? prepared_algo : algorithm(pack);
   }
 
   /// algorithm(pack) == Algorithm::winograd.
@@ -218,11 +264,14 @@ struct Convolution {
     return {};
   }
 
-  /// Lays the weights out for input pack `pack` (output pack pack_for(num_output, pack)). The GEMM
-  /// and Winograd weights are rounded to bf16 pairs where `type` and `opt` ask for bf16 arithmetic
+  /// Lays the weights out for input pack `pack` (output pack pack_for(num_output, pack)) and the
+  /// kernel algorithm(pack, in) picks for input shape `in` (dims 0, not known: algorithm(pack));
+  /// forward runs that kernel on whatever shape it is given. The GEMM and Winograd weights are
+  /// rounded to bf16 pairs where `type` and `opt` ask for bf16 arithmetic
   /// (detail::bf16_arithmetic); else they stay f32 for every storage type.
-  Status prepare(ElemType type, int pack, const Option& opt) {
+  Status prepare(ElemType type, int pack, const Option& opt, const Shape& in = {}) {
     INFER_TRY(check_weights());
+    prepared_pack = 0;
     weight_bf16.clear();
     weight_amx = false;
     // A pack-1 input (a 3-channel stem) keeps f32 arithmetic: its cost is the value-by-value
@@ -281,6 +330,7 @@ struct Convolution {
         int8.wino = kernels::int8::winograd::transform_weights(q.data(), num_output, cin);
       int8.prepared_pack = 1;
       prepared_pack = pack;
+      prepared_algo = Algorithm::int8;
       return {};
     }
     // bf16 on AMX tiles: the im2col GEMM for Winograd's 3x3 layers too, its products 16x the
@@ -302,19 +352,29 @@ struct Convolution {
       kernels::gemm::pack_bias(bias_term ? bias_data.data() : nullptr, bias_packed.data(),
                                num_output);
       prepared_pack = pack;
+      prepared_algo = algorithm(pack);  // the GEMM's layout, Winograd's layers included
       return {};
     }
-    if (uses_winograd(pack)) {
-      weight_packed.resize(kernels::winograd::weights_size<kWinogradOut>(num_output, cin));
-      kernels::winograd::transform_weights<kWinogradOut>(weight_data.data(), weight_packed.data(),
-                                                         cin, num_output);
-      round_to_bf16(std::size_t(kernels::winograd::kPositions<kWinogradOut>) *
-                        std::size_t(kernels::gemm::bias_size(num_output) / kernels::gemm::kBlockM),
-                    std::size_t(cin));
+    const Algorithm algo = algorithm(pack, in);
+    if (algo == Algorithm::winograd || algo == Algorithm::winograd_small) {
+      auto transform = [&]<int Out>(std::integral_constant<int, Out>) {
+        weight_packed.resize(kernels::winograd::weights_size<Out>(num_output, cin));
+        kernels::winograd::transform_weights<Out>(weight_data.data(), weight_packed.data(), cin,
+                                                  num_output);
+        round_to_bf16(std::size_t(kernels::winograd::kPositions<Out>) *
+                          std::size_t(kernels::gemm::bias_size(num_output) /
+                                      kernels::gemm::kBlockM),
+                      std::size_t(cin));
+      };
+      if (algo == Algorithm::winograd)
+        transform(std::integral_constant<int, kWinogradOut>{});
+      else
+        transform(std::integral_constant<int, kWinogradSmallOut>{});
       bias_packed.resize(kernels::gemm::bias_size(num_output));
       kernels::gemm::pack_bias(bias_term ? bias_data.data() : nullptr, bias_packed.data(),
                                num_output);
       prepared_pack = pack;
+      prepared_algo = algo;
       return {};
     }
     if (uses_gemm()) {
@@ -329,6 +389,7 @@ struct Convolution {
       kernels::gemm::pack_bias(bias_term ? bias_data.data() : nullptr, bias_packed.data(),
                                num_output);
       prepared_pack = pack;
+      prepared_algo = Algorithm::gemm;
       return {};
     }
     weight_packed.resize(weight_data.size());
@@ -340,6 +401,7 @@ struct Convolution {
     });
     bias_packed = bias_term ? bias_data : std::vector<float>(std::size_t(num_output), 0.f);
     prepared_pack = pack;
+    prepared_algo = Algorithm::direct;
     return {};
   }
 
@@ -418,9 +480,10 @@ struct Convolution {
                           int(Algo), Pack, int(algorithm(Pack)));
       return forward_int8<Pack>(bottom, top, opt, act);
     } else {
-      if (algorithm(Pack) != Algo)
-        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
-                          int(Algo), Pack, int(algorithm(Pack)));
+      if (chosen(Pack) != Algo)
+        return make_error(
+            "Convolution: forward_with algorithm {} at pack {}, the layer is prepared for {}",
+            int(Algo), Pack, int(chosen(Pack)));
       return forward_float<T, Pack, Algo>(bottom, top, opt, act);
     }
   }
@@ -479,9 +542,10 @@ struct Convolution {
     constexpr Algorithm algo = Algo;
     constexpr bool gemm = algo == Algorithm::gemm;
     const int maxk = detail::conv_window(*this).maxk();
+    constexpr bool wino = algo == Algorithm::winograd || algo == Algorithm::winograd_small;
+    constexpr int wino_out = algo == Algorithm::winograd_small ? kWinogradSmallOut : kWinogradOut;
     const std::size_t weights_want =
-        algo == Algorithm::winograd
-            ? kernels::winograd::weights_size<kWinogradOut>(num_output, num_input())
+        wino   ? kernels::winograd::weights_size<wino_out>(num_output, num_input())
         : gemm ? kernels::gemm::weights_size(num_output, num_input() * maxk)
                : std::size_t(weight_data_size);
     // bf16 weights (prepare chose bf16 arithmetic): the same blocks in pairs.
@@ -489,7 +553,7 @@ struct Convolution {
     const std::size_t mblocks = kernels::gemm::bias_size(num_output) / kernels::gemm::kBlockM;
     const std::size_t bf16_want =
         weight_amx ? kernels::amx::pairs_size(mblocks, std::size_t(num_input()) * maxk)
-        : algo == Algorithm::winograd ? weights_want
+        : wino ? weights_want
         : gemm ? kernels::bf16dot::pairs_size(mblocks, std::size_t(num_input()) * maxk)
                : 0;
     if (prepared_pack != Pack ||
@@ -505,10 +569,10 @@ struct Convolution {
           "Convolution: weights prepared for bf16 arithmetic, forward at {} storage (prepare with "
           "this storage type)",
           to_string(elem_type_v<T>));
-    if constexpr (algo == Algorithm::winograd) {
+    if constexpr (wino) {
       if (weight_amx) return forward_padded<T, Pack, true>(bottom, top, plan, opt, act);
       if constexpr (Pack > 1 && simd::has_width<Pack>)
-        return forward_winograd<T, Pack>(bottom, top, plan, opt, act);
+        return forward_winograd<T, Pack, wino_out>(bottom, top, plan, opt, act);
       else
         return make_error("Convolution: Winograd needs a packed input, got pack {}", Pack);
     } else {
@@ -603,15 +667,16 @@ struct Convolution {
   /// Fewest input and output channels that take Winograd (see algorithm()).
   static constexpr int kWinogradMinChannels = 16;
 
-  /// forward_fused's Winograd path: the kernel reads the unpadded input, the pads bounds-checked.
-  template <StorageElement T, int Pack, class Act>
+  /// forward_fused's Winograd path, F(Out x Out, 3 x 3): the kernel reads the unpadded input, the
+  /// pads bounds-checked.
+  template <StorageElement T, int Pack, int Out, class Act>
   Status forward_winograd(const Mat& bottom, Mat& top, const detail::WindowPlan& plan,
                           const Option& opt, const Act& act) const {
     const int out_pack = pack_for(num_output, Pack);
     INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), elem_type_v<T>, out_pack,
                          opt.blob_alloc()));
     const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
-    const kernels::winograd::Plan wp = kernels::winograd::plan<kWinogradOut>(
+    const kernels::winograd::Plan wp = kernels::winograd::plan<Out>(
         plan.outw, plan.outh, num_input(), num_output, threads);
     Mat workspace;
     INFER_TRY(workspace.create(Shape::of(int(wp.workspace() * std::size_t(threads))), ElemType::f32,
@@ -619,7 +684,7 @@ struct Convolution {
     detail::with_pack<Pack>(out_pack, [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
       auto run = [&](const auto* weights) {
-        kernels::winograd::convolution_winograd<T, Pack, OutPack, kWinogradOut>(
+        kernels::winograd::convolution_winograd<T, Pack, OutPack, Out>(
             bottom.view<T, Pack>(), plan.pads.left, plan.pads.top, pad_value,
             top.view<T, OutPack>(), weights, bias_packed.data(), act,
             static_cast<float*>(workspace.data()), threads);
@@ -677,11 +742,13 @@ Status Convolution::forward_fused(const Mat& bottom, Mat& top, const Option& opt
                                   const Act& act) const {
   // An int8 input has one algorithm; only a float one instantiates the float kernels.
   if constexpr (std::same_as<T, i8>) return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
-  switch (algorithm(Pack)) {
+  switch (chosen(Pack)) {
     case Algorithm::int8:
       return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
     case Algorithm::winograd:
       return forward_with<T, Pack, Algorithm::winograd>(bottom, top, opt, act);
+    case Algorithm::winograd_small:
+      return forward_with<T, Pack, Algorithm::winograd_small>(bottom, top, opt, act);
     case Algorithm::gemm:
       return forward_with<T, Pack, Algorithm::gemm>(bottom, top, opt, act);
     case Algorithm::direct:

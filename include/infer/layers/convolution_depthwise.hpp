@@ -114,6 +114,19 @@ struct ConvolutionDepthWise {
 
   /// The kernel forward runs for input pack `pack`, decided by the parameters alone (prepare()
   /// lays the weights out for it; a static graph instantiates only it).
+  /// One group's part of an input of shape `in` (dims 0 where `in` is not 3-D).
+  constexpr Shape group_shape(const Shape& in) const {
+    return in.dims == 3 && group > 0 ? Shape::of(in.w, in.h, in.c / group) : Shape{};
+  }
+
+  /// The layout prepare(type, pack, opt, in) makes beyond the pack (ShapePreparedLayer): the
+  /// group convolutions' algorithm for one group of `in` where they run, else 0.
+  constexpr int layout(int pack, const Shape& in) const {
+    return algorithm(pack) == Algorithm::group_gemm
+               ? int(group_conv().algorithm(pack, group_shape(in))) + 1
+               : 0;
+  }
+
   constexpr Algorithm algorithm(int pack) const {
     if (quantized()) return Algorithm::int8;
     if (depthwise())
@@ -216,8 +229,10 @@ struct ConvolutionDepthWise {
   }
 
   /// Lays the weights out for input pack `pack` (output pack pack_for(num_output, pack)), and
-  /// chooses the pack a grouped layer computes at. Weights stay f32 for every storage type.
-  Status prepare(ElemType type, int pack, const Option& opt) {
+  /// chooses the pack a grouped layer computes at. Weights stay f32 for every storage type. `in`
+  /// (dims 0: not known) is passed on, one group's channels of it, to the group convolutions'
+  /// prepare (Convolution's Winograd tile follows the map's size).
+  Status prepare(ElemType type, int pack, const Option& opt, const Shape& in = {}) {
     INFER_TRY(check_weights());
     if (pack != 1 && pack != 4 && pack != 8 && pack != 16)
       return make_error("ConvolutionDepthWise: pack must be 1, 4, 8 or 16, got {}", pack);
@@ -238,7 +253,7 @@ struct ConvolutionDepthWise {
       compute_pack = pack;
     } else {
       const int cin_g = cin / group, cout_g = num_output / group;
-      INFER_TRY(prepare_group_convs(type, pack, opt));
+      INFER_TRY(prepare_group_convs(type, pack, opt, in));
       const int out_pack = pack_for(num_output, pack);
       const bool packed = cin_g % pack == 0 && cout_g % out_pack == 0;
       compute_pack = packed ? pack : 1;
@@ -286,7 +301,7 @@ struct ConvolutionDepthWise {
 
   /// Builds group_convs when every group's input and output channels fill whole packs and the
   /// GEMM takes the group's window (then the grouped direct kernel is not used).
-  Status prepare_group_convs(ElemType type, int pack, const Option& opt) {
+  Status prepare_group_convs(ElemType type, int pack, const Option& opt, const Shape& in) {
     group_convs.clear();
     if (algorithm(pack) != Algorithm::group_gemm) return {};
     const int cout_g = num_output / group;
@@ -299,7 +314,7 @@ struct ConvolutionDepthWise {
       c.bias_data = bias_term ? std::vector<float>(bias_data.begin() + g * cout_g,
                                                    bias_data.begin() + (g + 1) * cout_g)
                               : std::vector<float>(std::size_t(cout_g), 0.f);
-      INFER_TRY(c.prepare(type, pack, opt));
+      INFER_TRY(c.prepare(type, pack, opt, group_shape(in)));
       convs.push_back(std::move(c));
     }
     group_convs = std::move(convs);

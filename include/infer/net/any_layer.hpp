@@ -30,8 +30,12 @@ class AnyLayer {
   virtual Status affine(std::vector<float>& a, std::vector<float>& b) const = 0;
   /// Folds a following affine map into the weights.
   virtual Status fold_affine(std::span<const float> a, std::span<const float> b) = 0;
-  /// Lays the weights out for (type, pack) (nothing for layers without prepare()).
-  virtual Status prepare(ElemType type, int pack, const Option& opt) = 0;
+  /// Lays the weights out for (type, pack) and an input of shape `in` (nothing for layers without
+  /// prepare(); `in` matters to ShapePreparedLayer ones).
+  virtual Status prepare(ElemType type, int pack, const Option& opt, const Shape& in) = 0;
+  /// Which layout prepare(type, pack, opt, in) makes beyond (type, pack): the algorithm of a
+  /// ShapePreparedLayer, else 0. Equal values: one prepared copy serves both shapes.
+  virtual int layout(int pack, const Shape& in) const = 0;
   /// Runs one step of a plan on the buffers.
   virtual Status run(const graph::StepDesc& step, std::span<Mat> bufs, const Option& opt) const = 0;
   /// Uploads the weights its GPU forward reads (nothing for layers without any).

@@ -50,9 +50,16 @@ class LayerBox final : public AnyLayer {
       return make_error("{} cannot fold an affine map", graph::type_name<L>());
     }
   }
-  Status prepare(ElemType type, int pack, const Option& opt) override {
-    if constexpr (PreparedLayer<L>) return layer_.prepare(type, pack, opt);
+  Status prepare(ElemType type, int pack, const Option& opt, const Shape& in) override {
+    if constexpr (ShapePreparedLayer<L>)
+      return layer_.prepare(type, pack, opt, in);
+    else if constexpr (PreparedLayer<L>)
+      return layer_.prepare(type, pack, opt);
     return {};
+  }
+  int layout(int pack, const Shape& in) const override {
+    if constexpr (ShapePreparedLayer<L>) return layer_.layout(pack, in);
+    return 0;
   }
   Status run(const graph::StepDesc& s, std::span<Mat> bufs, const Option& opt) const override {
     return run_types(s, bufs, opt, Storage{});

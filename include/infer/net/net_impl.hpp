@@ -17,6 +17,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +44,8 @@ struct NetBase::State {
   std::vector<InputDecl> inputs;
   std::vector<std::unique_ptr<net::AnyLayer>> layers;  ///< by node (non-Input layers in order)
   std::vector<std::size_t> layer_spec;                 ///< node -> index in file.layers
-  std::vector<std::pair<ElemType, int>> prepared;      ///< (type, pack) a shared layer has
+  /// (type, pack, AnyLayer::layout) a shared layer is prepared for; pack 0: not prepared.
+  std::vector<std::tuple<ElemType, int, int>> prepared;
   bool weights = false;
 
   // Guarded by `mutex`: the plans (most recently used first), their limit, the shared layers'
@@ -513,9 +515,11 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
   for (const graph::StepDesc& s : p.steps) {
     if (s.kind != graph::StepDesc::layer) continue;
     const std::size_t n = std::size_t(s.node);
-    const std::pair<ElemType, int> want{s.type, s.pack};
     net::AnyLayer* layer = st.layers[n].get();
-    if (!s.folded.empty() || (st.prepared[n].second != 0 && st.prepared[n] != want)) {
+    // The step's input shape picks a ShapePreparedLayer's layout (Convolution's Winograd tile).
+    const Shape in = s.in.empty() ? Shape{} : p.buffers[std::size_t(s.in[0])].shape;
+    const std::tuple<ElemType, int, int> want{s.type, s.pack, layer->layout(s.pack, in)};
+    if (!s.folded.empty() || (std::get<1>(st.prepared[n]) != 0 && st.prepared[n] != want)) {
       c->own[n] = layer->clone();
       layer = c->own[n].get();
     }
@@ -528,7 +532,7 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
                           spec_of(s.node).name, fs.message());
     }
     if (!c->own[n] && st.prepared[n] == want) continue;
-    Status ps = layer->prepare(s.type, s.pack, opt_);
+    Status ps = layer->prepare(s.type, s.pack, opt_, in);
     if (!ps.ok())
       return make_error("{}: preparing layer {} '{}': {}", st.file.source, spec_of(s.node).type,
                         spec_of(s.node).name, ps.message());
