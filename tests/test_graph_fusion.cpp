@@ -15,7 +15,7 @@
 #include <infer/layers/pooling.hpp>
 #include <infer/layers/relu.hpp>
 #include <infer/layers/scale.hpp>
-#include <infer/layers/sigmoid.hpp>
+#include <infer/layers/swish.hpp>
 #include <random>
 
 #include "support/fused_instances.hpp"
@@ -92,8 +92,8 @@ static constexpr auto net = graph::make_graph(
     node(conv(6, 16, 3, 1, 1), "in", "conv_a"),  // + BatchNorm folded, + ReLU fused
     node(bn(16), "conv_a", "bn_a"), node(ReLU{}, "bn_a", "a"),
     node(conv(16, 16, 1, 1, 0, 3), "a", "b"),  // Clip stated directly (9=3)
-    node(depthwise(16), "b", "dw"),            // + Sigmoid fused
-    node(Sigmoid{}, "dw", "c"),
+    node(depthwise(16), "b", "dw"),            // + Swish fused (not one of ncnn's)
+    node(Swish{}, "dw", "c"),
     node(conv(16, 8, 3, 2, 1), "c", "d"),  // two readers: Mish is not fused
     node(Mish{}, "d", "e"), node(Eltwise{1}, from("d", "e"), "f"),
     node(deconv(8, 8), "f", "deconv"),  // + HardSwish fused
@@ -163,7 +163,7 @@ TEST_CASE("activations fuse into their producers, affine layers fold into their 
   REQUIRE(a.folded.size() == 1);
   CHECK(p.desc.nodes[std::size_t(a.folded[0])].type == "BatchNorm");
   CHECK(step_of(p, "b").act.type == 3);  // stated directly, kept
-  CHECK(step_of(p, "dw").act.type == 4);
+  CHECK(step_of(p, "dw").act.type == 7);
   CHECK(step_of(p, "d").act.type == 0);  // its output has two readers
   CHECK(step_of(p, "e").act.type == 0);  // Mish runs on its own
   CHECK(step_of(p, "deconv").act.type == 6);

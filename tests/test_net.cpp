@@ -293,6 +293,46 @@ TEST_CASE("Net: grouped convolutions run at a pack that fills their groups", "[n
       CHECK(s.pack == 8);  // 80 and 72 channels per group, then 8 and 8
 }
 
+TEST_CASE("Net: Swish (and Sigmoid) fuse into their CPU producers", "[net][fusion]") {
+  // EfficientNet's and YOLO's Swish (ncnn runs it as a layer of its own): the convolution, the
+  // grouped and depthwise convolutions apply it before their store (the InnerProduct a Sigmoid):
+  // 1x1 GEMMs at packs 16 and 4 (12 channels), the depthwise kernel, a grouped 3x3 and a GEMV; a
+  // Swish behind a Split stays a step. Values match the reference plan's.
+  const char* text =
+      "7767517\n"
+      "15 16\n"
+      "Input data 0 1 data 0=13 1=11 2=16\n"
+      "Convolution c1 1 1 data c1 0=32 1=1 5=1 6=512\n"
+      "Swish s1 1 1 c1 s1\n"
+      "ConvolutionDepthWise dw 1 1 s1 dw 0=32 1=3 4=1 5=1 6=288 7=32\n"
+      "Swish s2 1 1 dw s2\n"
+      "Convolution c2 1 1 s2 c2 0=12 1=1 5=1 6=384\n"
+      "Swish s3 1 1 c2 s3\n"
+      "Convolution c3 1 1 s3 c3 0=16 1=3 4=1 5=1 6=1728\n"
+      "Split sp 1 2 c3 c3a c3b\n"
+      "Swish s4 1 1 c3a s4\n"
+      "BinaryOp add 2 1 s4 c3b sum 0=0\n"
+      "ConvolutionDepthWise g 1 1 sum g 0=16 1=3 4=1 5=1 6=1152 7=2\n"
+      "Swish s5 1 1 g s5\n"
+      "InnerProduct fc 1 1 s5 fc 0=10 1=1 2=22880\n"
+      "Sigmoid out 1 1 fc out\n";
+  const PlannedNet planned = plan_matching_reference(text, 5);
+  const infer::graph::Plan& p = *planned.plan;
+  const std::string printed = infer::graph::format_plan(p);
+  INFO(printed);
+  for (const char* gone : {"Swish 's1'", "Swish 's2'", "Swish 's3'", "Swish 's5'", "Sigmoid 'out'"})
+    CHECK_THAT(printed, !Catch::Contains(gone));
+  CHECK_THAT(printed, Catch::Contains("Swish 's4'"));  // behind the Split
+  int swish = 0, sigmoid = 0;
+  for (const auto& s : p.steps)
+    if (s.kind == infer::graph::StepDesc::layer) {
+      swish += s.act.type == 7;
+      sigmoid += s.act.type == 4;
+    }
+  CHECK(swish == 4);
+  CHECK(sigmoid == 1);
+}
+
 TEST_CASE("Net: a convolution of a pack-1 input writes the widest pack its outputs allow",
           "[net]") {
   // A 3-channel stem's GEMM gathers its pack-1 input anyway: its output is planned at the widest

@@ -263,7 +263,8 @@ constexpr unsigned pack_mask(pack_list<Ps...>) {
   return ((unsigned(Ps)) | ... | 0u);
 }
 
-/// Which ncnn activation (1..6) a standalone activation layer is, for fusion; 0 if none.
+/// Which activation a standalone activation layer is, for fusion into a CPU or GPU producer:
+/// ncnn's 1..6, or 7 for Swish (layers::ActivationType); 0 if none.
 template <class L>
 constexpr int fusable_activation_type(const L& l) {
   using namespace std::string_view_literals;
@@ -273,6 +274,7 @@ constexpr int fusable_activation_type(const L& l) {
   if constexpr (n == "Sigmoid"sv) return 4;
   if constexpr (n == "Mish"sv) return 5;
   if constexpr (n == "HardSwish"sv) return 6;
+  if constexpr (n == "Swish"sv) return int(layers::ActivationType::swish);
   return 0;
 }
 
@@ -290,7 +292,7 @@ constexpr layers::ActivationParam activation_of(const L& l) {
 }
 
 /// The activation a standalone activation layer becomes when a GPU producer takes it in: one of
-/// the GPU-only kinds (layers::gpu_only_activation: Swish, TanH, HardSigmoid, ELU, GELU), whose
+/// the GPU-only kinds (layers::gpu_only_activation: TanH, HardSigmoid, ELU, GELU), whose
 /// function the shaders' epilogue applies; type 0 for any other layer.
 template <class L>
 constexpr layers::ActivationParam gpu_activation_of(const L& l) {
@@ -298,7 +300,6 @@ constexpr layers::ActivationParam gpu_activation_of(const L& l) {
   using T = layers::ActivationType;
   constexpr std::string_view n = type_name<L>();
   layers::ActivationParam a;
-  if constexpr (n == "Swish"sv) a.type = int(T::swish);
   if constexpr (n == "TanH"sv) a.type = int(T::tanh);
   if constexpr (n == "HardSigmoid"sv) a = {int(T::hardsigmoid), {l.alpha, l.beta}};
   if constexpr (n == "ELU"sv) a = {int(T::elu), {l.alpha, 0.f}};
@@ -359,7 +360,7 @@ struct NodeDesc {
   /// output holds the inputs; Slice: the input holds the outputs), so no copy is needed.
   AxisRanges ranges = AxisRanges::none;
   int range_axis = 0;  ///< ncnn's axis numbering (0 outermost, negative from the end)
-  layers::ActivationParam as_activation;  ///< type 1..6: an activation a producer can fuse
+  layers::ActivationParam as_activation;  ///< type 1..7: an activation a producer can fuse
   /// An activation only a GPU producer can fuse (gpu_activation_of), when both run on the GPU.
   layers::ActivationParam as_gpu_activation;
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)

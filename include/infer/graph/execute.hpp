@@ -18,7 +18,7 @@ namespace infer::graph {
 /// The most blobs one node may read or write (a Concat of more inputs is refused at load).
 inline constexpr std::size_t kMaxNodeIo = 64;
 
-/// The act:: functor of ncnn activation type `Type` with its parameters.
+/// The act:: functor of activation type `Type` (ncnn's 1..6, 7 Swish) with its parameters.
 template <int Type>
 constexpr auto make_act(const std::array<float, 2>& p) {
   if constexpr (Type == 1) return act::ReLU{};  // ncnn ignores type 1's parameters
@@ -27,7 +27,8 @@ constexpr auto make_act(const std::array<float, 2>& p) {
   if constexpr (Type == 4) return act::Sigmoid{};
   if constexpr (Type == 5) return act::Mish{};
   if constexpr (Type == 6) return act::HardSwish{p[0], p[1]};
-  if constexpr (Type < 1 || Type > 6) {
+  if constexpr (Type == int(layers::ActivationType::swish)) return act::Swish{};
+  if constexpr (Type < 1 || Type > 7) {
     static_assert(!layers::gpu_only_activation(Type),
                   "infer graph: a CPU step was given an activation only GPU kernels apply");
     return act::Identity{};

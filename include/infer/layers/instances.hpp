@@ -25,14 +25,15 @@
       const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, const ::infer::act::Act&) const
 
 /// forward_fused of layer L at element type T and pack Pack with each epilogue graph::make_act
-/// gives (ncnn's activation types 0..6).
-#define INFER_FUSED_INSTANCES_AT(Keyword, L, T, Pack)    \
+/// gives (ncnn's activation types 0..6 and Swish, 7).
+#define INFER_FUSED_INSTANCES_AT(Keyword, L, T, Pack)   \
   INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Identity);  \
   INFER_FUSED_INSTANCE(Keyword, L, T, Pack, ReLU);      \
   INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Clip);      \
   INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Sigmoid);   \
   INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Mish);      \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, HardSwish)
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, HardSwish); \
+  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Swish)
 
 /// forward_fused of layer L at element type T, every pack and epilogue.
 #define INFER_FUSED_INSTANCES(Keyword, L, T)     \
@@ -64,13 +65,14 @@
   INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, int8)
 
 /// forward_with of layer L (Convolution or ConvolutionDepthWise) at (T, Pack), every epilogue.
-#define INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, Pack)        \
-  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Identity);         \
-  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, ReLU);             \
-  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Clip);             \
-  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Sigmoid);          \
-  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Mish);             \
-  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, HardSwish)
+#define INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, Pack) \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Identity);   \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, ReLU);       \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Clip);       \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Sigmoid);    \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Mish);       \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, HardSwish);  \
+  INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Swish)
 
 /// forward_with of layer L at element type T, every pack, epilogue and algorithm.
 #define INFER_ALGORITHM_INSTANCES(Keyword, L, T)     \

@@ -126,6 +126,8 @@ class LayerBox final : public AnyLayer {
           return fused<T, Pack, 5>(io, s, bufs, opt);
         case 6:
           return fused<T, Pack, 6>(io, s, bufs, opt);
+        case 7:
+          return fused<T, Pack, 7>(io, s, bufs, opt);
         case 0:
           break;
         default:  // the composer fuses the GPU-only kinds into GPU steps alone

@@ -19,8 +19,10 @@ enum class ActivationType : int {
   sigmoid = 4,
   mish = 5,
   hardswish = 6,  ///< params = {alpha, beta}
-  // Not ncnn's: activations that only a GPU producer takes in (graph/fuse.hpp), numbered as the
-  // shaders number them (vk::Activation). No file sets them and no CPU kernel applies them.
+  // Not ncnn's: activations the composer takes in from a standalone layer (graph/fuse.hpp),
+  // numbered as the shaders number them (vk::Activation); no file sets them. Swish fuses into CPU
+  // and GPU producers alike (ncnn runs it as a layer of its own: one more pass over the blob);
+  // the rest only into GPU ones.
   swish = 7,
   tanh = 8,
   hardsigmoid = 9,  ///< params = {alpha, beta}
@@ -28,14 +30,14 @@ enum class ActivationType : int {
   gelu = 12,        ///< params[0] = 1: the tanh approximation, else erf
 };
 
-/// Whether `type` is one of the activations only the GPU kernels apply (swish .. gelu above).
+/// Whether `type` is one of the activations only the GPU kernels apply (tanh .. gelu above).
 constexpr bool gpu_only_activation(int type) {
-  return type == 7 || type == 8 || type == 9 || type == 11 || type == 12;
+  return type == 8 || type == 9 || type == 11 || type == 12;
 }
 
 /// The activation a fusing layer applies to its accumulators before the store.
 struct ActivationParam {
-  int type = 0;                   ///< ncnn 9=activation_type (0..6; 7..12 GPU fusion only)
+  int type = 0;                   ///< ncnn 9=activation_type (0..6; 7..12 fusion only)
   std::array<float, 2> params{};  ///< ncnn 10=activation_params
 
   /// A type a file may give (ncnn's 0..6).
