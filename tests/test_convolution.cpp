@@ -343,8 +343,9 @@ TEST_CASE("Convolution chooses Winograd for 3x3 stride 1 with enough channels",
     REQUIRE(c.algorithm(4, Shape{}) == Algorithm::winograd);
     REQUIRE(c.algorithm(4, Shape::of(7, 7, 12)) == Algorithm::winograd);  // rejected: kept
     REQUIRE(c.algorithm(1, Shape::of(7, 7, 16)) == Algorithm::gemm);
-    REQUIRE(with_weights({.num_output = 16, .kernel_w = 3}, 16).algorithm(4, Shape::of(18, 18, 16)) ==
-            Algorithm::winograd_small);  // pad 0: 16 x 16 out
+    REQUIRE(
+        with_weights({.num_output = 16, .kernel_w = 3}, 16).algorithm(4, Shape::of(18, 18, 16)) ==
+        Algorithm::winograd_small);  // pad 0: 16 x 16 out
   } else {
     REQUIRE(c.algorithm(4) == Algorithm::direct);
   }
@@ -354,15 +355,15 @@ TEST_CASE("Convolution Winograd path on awkward sizes", "[layer][convolution][wi
   // 24 inputs (packs 1, 4, 8), 40 outputs (a partial block of output channels): maps smaller
   // than one 4x4 tile, edge tiles on both axes, 1-wide and 1-high maps with pad 1. The runner
   // prepares for each shape: maps up to 16 x 16 run F(2x2), 19x17 and 24x14 F(4x4).
-  sweep_winograd(with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 24),
-                 "winograd 3x3 pad1 24->40 bias",
-                 {Shape::of(7, 7, 24), Shape::of(13, 11, 24), Shape::of(1, 1, 24),
-                  Shape::of(1, 6, 24), Shape::of(9, 1, 24), Shape::of(4, 4, 24),
-                  Shape::of(19, 17, 24), Shape::of(24, 14, 24)});
+  sweep_winograd(
+      with_weights({.num_output = 40, .kernel_w = 3, .pad_left = 1, .bias_term = 1}, 24),
+      "winograd 3x3 pad1 24->40 bias",
+      {Shape::of(7, 7, 24), Shape::of(13, 11, 24), Shape::of(1, 1, 24), Shape::of(1, 6, 24),
+       Shape::of(9, 1, 24), Shape::of(4, 4, 24), Shape::of(19, 17, 24), Shape::of(24, 14, 24)});
   // Pad 0, 17 outputs: the output is unpacked (pack 1) whatever the input pack.
-  sweep_winograd(with_weights({.num_output = 17, .kernel_w = 3}, 16), "winograd 3x3 pad0 16->17",
-                 {Shape::of(13, 11, 16), Shape::of(3, 3, 16), Shape::of(3, 8, 16),
-                  Shape::of(21, 19, 16)});
+  sweep_winograd(
+      with_weights({.num_output = 17, .kernel_w = 3}, 16), "winograd 3x3 pad0 16->17",
+      {Shape::of(13, 11, 16), Shape::of(3, 3, 16), Shape::of(3, 8, 16), Shape::of(21, 19, 16)});
   // Asymmetric pads with a pad value, read bounds-checked by the input transform.
   sweep_winograd(with_weights({.num_output = 32,
                                .kernel_w = 3,
@@ -408,8 +409,9 @@ TEST_CASE("Convolution runs the Winograd tile it was prepared for on any map",
       Shape prepared, run;
       Algorithm algo;
     };
-    for (const Case& k : {Case{Shape::of(7, 7, 32), Shape::of(23, 21, 32), Algorithm::winograd_small},
-                          Case{Shape{}, Shape::of(6, 5, 32), Algorithm::winograd}}) {
+    for (const Case& k :
+         {Case{Shape::of(7, 7, 32), Shape::of(23, 21, 32), Algorithm::winograd_small},
+          Case{Shape{}, Shape::of(6, 5, 32), Algorithm::winograd}}) {
       Option opt;
       REQUIRE(c.prepare(ElemType::f32, kP, opt, k.prepared).ok());
       REQUIRE(c.prepared_algo == k.algo);
@@ -428,9 +430,9 @@ TEST_CASE("Convolution runs the Winograd tile it was prepared for on any map",
         // forward_with names the algorithm: the prepared one runs, another is an error.
         Mat other;
         if (k.algo == Algorithm::winograd_small)
-          CHECK_FALSE(
-              c.forward_with<infer::f32, kP, Algorithm::winograd>(packed, other, opt, infer::act::Identity{})
-                  .ok());
+          CHECK_FALSE(c.forward_with<infer::f32, kP, Algorithm::winograd>(packed, other, opt,
+                                                                          infer::act::Identity{})
+                          .ok());
         else
           CHECK_FALSE(c.forward_with<infer::f32, kP, Algorithm::winograd_small>(
                            packed, other, opt, infer::act::Identity{})

@@ -278,8 +278,8 @@ TEST_CASE("ConvolutionDepthWise group convolutions run the Winograd tile of the 
   // 64 -> 64 in 2 groups (32 -> 32), 3x3 pad 1, as AlexNet's conv4 and conv5: each group a
   // Convolution on Winograd, prepared for one group of the input (the runner passes its shape):
   // F(2x2) on 7x7, F(4x4) on 19x17. f32 within Convolution's Winograd bound (test_convolution.cpp).
-  const ConvolutionDepthWise c =
-      with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2}, 64);
+  const ConvolutionDepthWise c = with_weights(
+      {.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2}, 64);
   if constexpr (infer::kernels::gemm::kAvailable) {
     using A = infer::layers::Convolution::Algorithm;
     REQUIRE(c.algorithm(4) == ConvolutionDepthWise::Algorithm::group_gemm);

@@ -247,12 +247,11 @@ concept PreparedLayer = requires(L& l, ElemType type, int pack, const Option& op
 /// prepared copy serves them (equal values). Callers that know the shape (the graphs, the runner)
 /// pass it; the three-argument prepare chooses without it.
 template <class L>
-concept ShapePreparedLayer =
-    PreparedLayer<L> &&
+concept ShapePreparedLayer = PreparedLayer<L> &&
     requires(L& l, const L& cl, ElemType type, int pack, const Option& opt, const Shape& in) {
-      { l.prepare(type, pack, opt, in) } -> std::same_as<Status>;
-      { cl.layout(pack, in) } -> std::convertible_to<int>;
-    };
+  { l.prepare(type, pack, opt, in) } -> std::same_as<Status>;
+  { cl.layout(pack, in) } -> std::convertible_to<int>;
+};
 
 /// A layer that applies an activation functor to its accumulators before the store (ncnn's
 /// 9=activation_type): `forward_fused<T, Pack>(bottom, top, opt, act)` with the functor a template

@@ -5,8 +5,8 @@
 // a [num_output x num_input] x [num_input x tiles] GEMM, on a register tile like gemm.hpp's (its
 // weight packing, block sizes and width). Out = 6 takes 64 multiplications per 36 outputs instead
 // of 36 x 9 = 324 (5.06x fewer); Out = 4 takes 36 per 16 (4x); Out = 2 takes 16 per 4 (2.25x), with
-// the fewest transformed weights (16 positions against 36 and 64). Tiles are processed in chunks whose
-// transformed inputs and outputs stay in cache, each chunk by one thread; where there are few
+// the fewest transformed weights (16 positions against 36 and 64). Tiles are processed in chunks
+// whose transformed inputs and outputs stay in cache, each chunk by one thread; where there are few
 // chunks (small maps) they are split by output channels too, so two threads scale even on a 7x7
 // map of 512 channels.
 #pragma once

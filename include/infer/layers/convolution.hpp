@@ -1,6 +1,6 @@
 // ncnn Convolution: y = act(conv(pad(x, pad_value), weight, stride, dilation) + bias) on 3-D
-// (w, h, c) blobs. The algorithm follows the shape: Winograd (kernels/winograd.hpp) for 3x3 stride-1
-// convolutions with enough channels, F(4x4, 3x3) or on small output maps F(2x2, 3x3) where
+// (w, h, c) blobs. The algorithm follows the shape: Winograd (kernels/winograd.hpp) for 3x3
+// stride-1 convolutions with enough channels, F(4x4, 3x3) or on small output maps F(2x2, 3x3) where
 // prepare() is told the input shape (algorithm()); a packed GEMM (kernels/gemm.hpp)
 // reading a 1x1 stride-1 input in place and gathering every other window (1x1 stride 2, 3x3,
 // dilation) chunk by chunk (im2col); the direct kernel where the GEMM's per-thread panel would be
@@ -175,12 +175,11 @@ struct Convolution {
     const Algorithm a = algorithm(pack);
     if (a != Algorithm::winograd || in.dims != 3 || in.c != num_input()) return a;
     detail::WindowPlan plan;
-    if (!detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this), in.w, in.h,
-                             plan)
+    if (!detail::plan_window(detail::conv_window(*this), detail::conv_pads(*this), in.w, in.h, plan)
              .ok())
       return a;
     return std::int64_t(plan.outw) * plan.outh <= kWinogradSmallPixels ? Algorithm::winograd_small
-                                                                        : a;
+                                                                       : a;
   }
 
   /// The layout prepare(type, pack, opt, in) makes beyond the pack (ShapePreparedLayer).
@@ -361,10 +360,10 @@ struct Convolution {
         weight_packed.resize(kernels::winograd::weights_size<Out>(num_output, cin));
         kernels::winograd::transform_weights<Out>(weight_data.data(), weight_packed.data(), cin,
                                                   num_output);
-        round_to_bf16(std::size_t(kernels::winograd::kPositions<Out>) *
-                          std::size_t(kernels::gemm::bias_size(num_output) /
-                                      kernels::gemm::kBlockM),
-                      std::size_t(cin));
+        round_to_bf16(
+            std::size_t(kernels::winograd::kPositions<Out>) *
+                std::size_t(kernels::gemm::bias_size(num_output) / kernels::gemm::kBlockM),
+            std::size_t(cin));
       };
       if (algo == Algorithm::winograd)
         transform(std::integral_constant<int, kWinogradOut>{});
@@ -553,9 +552,9 @@ struct Convolution {
     const std::size_t mblocks = kernels::gemm::bias_size(num_output) / kernels::gemm::kBlockM;
     const std::size_t bf16_want =
         weight_amx ? kernels::amx::pairs_size(mblocks, std::size_t(num_input()) * maxk)
-        : wino ? weights_want
-        : gemm ? kernels::bf16dot::pairs_size(mblocks, std::size_t(num_input()) * maxk)
-               : 0;
+        : wino     ? weights_want
+        : gemm     ? kernels::bf16dot::pairs_size(mblocks, std::size_t(num_input()) * maxk)
+                   : 0;
     if (prepared_pack != Pack ||
         (bf16_weights ? weight_bf16.size() != bf16_want : weight_packed.size() != weights_want) ||
         bias_packed.size() != (algo != Algorithm::direct ? kernels::gemm::bias_size(num_output)
@@ -676,8 +675,8 @@ struct Convolution {
     INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), elem_type_v<T>, out_pack,
                          opt.blob_alloc()));
     const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
-    const kernels::winograd::Plan wp = kernels::winograd::plan<Out>(
-        plan.outw, plan.outh, num_input(), num_output, threads);
+    const kernels::winograd::Plan wp =
+        kernels::winograd::plan<Out>(plan.outw, plan.outh, num_input(), num_output, threads);
     Mat workspace;
     INFER_TRY(workspace.create(Shape::of(int(wp.workspace() * std::size_t(threads))), ElemType::f32,
                                1, opt.workspace_alloc()));
