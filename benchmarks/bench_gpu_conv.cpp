@@ -185,6 +185,15 @@ int main(int argc, char** argv) {
       {"grouped 1x1 240->240 g3 28x28", 240, 240, 28, 28, 1, 1, 0, 3},
       {"grouped 3x3 g8 (8 per group) 28x28", 64, 64, 28, 28, 3, 1, 1, 8},
       {"odd 3x3 37->53 dil 2 31x29", 37, 53, 31, 29, 3, 1, 2, 1, 2},
+      // Depthwise (one channel per group): the direct kernel alone, bandwidth-bound.
+      {"dw mnasnet 3x3 32 112x112", 32, 32, 112, 112, 3, 1, 1, 32},
+      {"dw mnasnet 3x3 s2 48 112x112", 48, 48, 112, 112, 3, 2, 1, 48},
+      {"dw mobilenet_v2 3x3 144 56x56", 144, 144, 56, 56, 3, 1, 1, 144},
+      {"dw mnasnet 5x5 120 28x28", 120, 120, 28, 28, 5, 1, 2, 120},
+      {"dw mnasnet 5x5 480 14x14", 480, 480, 14, 14, 5, 1, 2, 480},
+      {"dw mnasnet 5x5 1152 7x7", 1152, 1152, 7, 7, 5, 1, 2, 1152},
+      {"dw mnasnet 3x3 1152 7x7", 1152, 1152, 7, 7, 3, 1, 1, 1152},
+      {"dw odd 3x3 s2 dil 2 36 33x31", 36, 36, 33, 31, 3, 2, 2, 36, 2},
   };
   double fma_peak = 0, coop_peak = 0;  // measured after the warm-up, below
   // One pass over the layers: `print` false builds every pipeline (one repetition each, nothing
@@ -229,18 +238,25 @@ int main(int argc, char** argv) {
         return fmt::format("{:8.1f} {:6.1f} {:5.1f}", s * 1e6, flops / s * 1e-12,
                            peak > 0 ? 100 * flops / s / peak : 0.0);
       };
-      const std::string coop = info.cooperative_matrix
+      // A depthwise layer (K = its window) runs on the direct kernel only.
+      const bool depthwise = l.group == l.c && l.c == l.outc;
+      const std::string coop = info.cooperative_matrix && !depthwise
                                    ? cell(gemm(ivk::GemmPath::cooperative_matrix), coop_peak)
                                    : fmt::format("{:>22}", "n/a");
-      const std::string fma =
-          quick ? std::string(22, ' ') : cell(gemm(ivk::GemmPath::fma), fma_peak);
-      const double direct = time_it(*ctx, cache, std::max(1, reps / 4), [&](ivk::Recorder& r) {
+      const std::string fma = quick || depthwise ? fmt::format("{:>22}", depthwise ? "n/a" : "")
+                                                 : cell(gemm(ivk::GemmPath::fma), fma_peak);
+      const double direct =
+          time_it(*ctx, cache, std::max(1, depthwise ? reps : reps / 4), [&](ivk::Recorder& r) {
         return ivk::record_convolution(r, in, out, w_direct, &bias, p);
       });
       if (print)
-        std::printf("%-36s %8.3f | %s | %s | %10.1f\n", l.name, flops * 1e-9, coop.c_str(),
-                    fma.c_str(), direct * 1e6);
-      if (info.cooperative_matrix && !quick) {
+        std::printf("%-36s %8.3f | %s | %s | %10.1f%s\n", l.name, flops * 1e-9, coop.c_str(),
+                    fma.c_str(), direct * 1e6,
+                    depthwise ? fmt::format("  ({:.0f} GB/s in + out)",
+                                            double(in.bytes() + out.bytes()) / direct * 1e-9)
+                                    .c_str()
+                              : "");
+      if (info.cooperative_matrix && !quick && !depthwise) {
         // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
         // then the fastest over several splits.
         const ivk::TcTile chosen =

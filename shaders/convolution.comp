@@ -11,6 +11,7 @@
 // output; the left and top padding; the residual's channel step.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #if INFER_FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
 #define STORE float16_t
@@ -69,11 +70,14 @@ void main() {
     const int base = (ic / in_pack) * pc.cstep * in_pack + ic % in_pack;
     for (int ky = 0; ky < kernel_h; ++ky) {
       const int iy = y0 + ky * dilation_h;
-      for (int kx = 0; kx < kernel_w; ++kx, ++wi) {
+      const bool row_in = iy >= 0 && iy < pc.h;
+      const int row = base + clamp(iy, 0, pc.h - 1) * pc.w * in_pack;
+      // Loads from clamped (valid) addresses, the pad value chosen after: no load waits on a
+      // bounds test (as in convolution_dw.comp).
+      [[unroll]] for (int kx = 0; kx < kernel_w; ++kx, ++wi) {
         const int ix = x0 + kx * dilation_w;
-        const bool inside = iy >= 0 && iy < pc.h && ix >= 0 && ix < pc.w;
-        const float v = inside ? float(bottom.v[base + (iy * pc.w + ix) * in_pack]) : pad_value;
-        sum += v * float(weights.v[wi]);
+        const float loaded = float(bottom.v[row + clamp(ix, 0, pc.w - 1) * in_pack]);
+        sum += (row_in && ix >= 0 && ix < pc.w ? loaded : pad_value) * float(weights.v[wi]);
       }
     }
   }

@@ -57,14 +57,19 @@ void main() {
   const int x0 = x * stride_w - pc.pad_left;
   const int y0 = y * stride_h - pc.pad_top;
   const int base = q * pc.cstep;
+  // Every tap loads from a valid address (its row and column clamped into the input) and the pad
+  // value replaces what lies outside afterwards: no load waits on a bounds test, so the window's
+  // loads are all in flight at once instead of one tap after another (a 5x5 window at 7x7x1152
+  // took 4.5 us against 3.2 for 3x3 with the loads behind the tests).
   vec4 sum = vec4(0.0);
   for (int ky = 0; ky < kernel_h; ++ky) {
     const int iy = y0 + ky * dilation_h;
     const bool row_in = iy >= 0 && iy < pc.h;
-    for (int kx = 0; kx < kernel_w; ++kx) {
+    const int row = base + clamp(iy, 0, pc.h - 1) * pc.w;
+    [[unroll]] for (int kx = 0; kx < kernel_w; ++kx) {
       const int ix = x0 + kx * dilation_w;
-      const vec4 v = row_in && ix >= 0 && ix < pc.w ? vec4(bottom4.v[base + iy * pc.w + ix])
-                                                    : vec4(pad_value);
+      const vec4 loaded = vec4(bottom4.v[row + clamp(ix, 0, pc.w - 1)]);
+      const vec4 v = row_in && ix >= 0 && ix < pc.w ? loaded : vec4(pad_value);
       const int t = ky * kernel_w + kx;
       const int wi = q * 4 * maxk + t;
       sum += v * vec4(float(weights.v[wi]), float(weights.v[wi + maxk]),

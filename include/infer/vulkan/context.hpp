@@ -122,8 +122,7 @@ class Context {
   static Result<std::vector<DeviceInfo>> list_devices() {
     std::vector<DeviceInfo> out;
     Status s = guard("listing devices", [&] {
-      ::vk::raii::Context context;
-      ::vk::raii::Instance instance = make_instance(context);
+      ::vk::raii::Instance instance = make_instance(loader());
       ::vk::raii::PhysicalDevices devices(instance);
       for (std::uint32_t i = 0; i < devices.size(); ++i) out.push_back(query(devices[i], i));
     });
@@ -156,6 +155,17 @@ class Context {
 
  private:
   Context() = default;
+
+  /// The Vulkan loader, opened on first use and kept for the life of the process (never closed:
+  /// a Context made while statics are destroyed still finds it). Opening and closing it with each
+  /// Context, as a per-Context vk::raii::Context does, unloads and reloads the driver too: an
+  /// NVIDIA driver (580, on an H200) then refused a later instance (ErrorIncompatibleDriver) once
+  /// nine networks had been opened and closed in one infer-bench run. Throws where there is no
+  /// loader (guard() turns that into a Status); a later call tries again.
+  static const ::vk::raii::Context& loader() {
+    static const ::vk::raii::Context* context = new ::vk::raii::Context();
+    return *context;
+  }
 
   static ::vk::raii::Instance make_instance(const ::vk::raii::Context& context) {
     const ::vk::ApplicationInfo app("infer", 1, "infer", 1, VK_API_VERSION_1_1);
@@ -264,9 +274,8 @@ class Context {
   Status init(DeviceChoice choice) {
     Status created = guard("creating the instance (is a Vulkan loader, libvulkan1, installed?)",
                            [&] {
-                             context_ = std::make_unique<::vk::raii::Context>();
                              instance_ = std::make_unique<::vk::raii::Instance>(
-                                 make_instance(*context_));
+                                 make_instance(loader()));
                            });
     INFER_TRY(created);
     std::vector<DeviceInfo> infos;
@@ -346,8 +355,7 @@ class Context {
     return s;
   }
 
-  // Destroyed in reverse: queue, device, physical device, instance, loader context.
-  std::unique_ptr<::vk::raii::Context> context_;
+  // Destroyed in reverse: queue, device, physical device, instance (the loader stays: loader()).
   std::unique_ptr<::vk::raii::Instance> instance_;
   std::unique_ptr<::vk::raii::PhysicalDevice> physical_;
   std::unique_ptr<::vk::raii::Device> device_;
