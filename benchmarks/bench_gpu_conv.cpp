@@ -247,8 +247,8 @@ int main(int argc, char** argv) {
                                                  : cell(gemm(ivk::GemmPath::fma), fma_peak);
       const double direct =
           time_it(*ctx, cache, std::max(1, depthwise ? reps : reps / 4), [&](ivk::Recorder& r) {
-        return ivk::record_convolution(r, in, out, w_direct, &bias, p);
-      });
+            return ivk::record_convolution(r, in, out, w_direct, &bias, p);
+          });
       if (print)
         std::printf("%-36s %8.3f | %s | %s | %10.1f%s\n", l.name, flops * 1e-9, coop.c_str(),
                     fma.c_str(), direct * 1e6,
@@ -349,16 +349,19 @@ int main(int argc, char** argv) {
       const double t = time_it(*ctx, cache, 100, [&](ivk::Recorder& r) {
         return r.dispatch(code, {128, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
       });
-      std::printf("dispatch floor: %.2f us a step (%u workgroups of 128, a load and a store each)\n",
-                  t * 1e6, groups);
+      std::printf(
+          "dispatch floor: %.2f us a step (%u workgroups of 128, a load and a store each)\n",
+          t * 1e6, groups);
       if (!info.cooperative_matrix) continue;
       const ivk::ShaderCode tc{"peak.comp (cooperative matrix)", infer::shaders::peak_coopmat, 1,
                                0};
       const double u = time_it(*ctx, cache, 100, [&](ivk::Recorder& r) {
         return r.dispatch(tc, {128, 1, 1}, spec, peak_blobs, {}, {groups, 1, 1});
       });
-      std::printf("dispatch floor: %.2f us a step (%u workgroups of 128, two matrix loads, four "
-                  "products, four matrix stores)\n", u * 1e6, groups);
+      std::printf(
+          "dispatch floor: %.2f us a step (%u workgroups of 128, two matrix loads, four "
+          "products, four matrix stores)\n",
+          u * 1e6, groups);
     }
   }
   std::printf("peak: fp32 FMA %.1f TFLOP/s", fma_peak * 1e-12);

@@ -7,6 +7,7 @@
 // maps smaller than a tile, edge tiles, asymmetric pads with a pad value, several chunks, output
 // channels that leave a partial block and an unpacked output, every activation, and the F(6x6)
 // variant through the kernel directly.
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -560,6 +561,68 @@ TEST_CASE("Convolution forward_fused takes the activation functor", "[layer][con
   REQUIRE(got.shape == want.shape);
   for (std::size_t i = 0; i < want.v.size(); ++i)
     REQUIRE(got.v[i] == Approx(want.v[i]).margin(1e-4));
+}
+
+TEST_CASE("Convolution: a stem of few pack-1 channels into a packed output (convolution_stem)",
+          "[layer][convolution][gemm]") {
+  // An f32 pack-1 input of 1 to 4 channels whose output the graph plans at a wider pack runs
+  // kernels::gemm::convolution_stem: broadcasts straight from the padded input, one row of
+  // kWidth channels for a block with no more live (8 outputs, 24's last block), rows moved back
+  // at a row's end, single pixels on rows narrower than a tile. Every pack a planned output may
+  // hold, against the reference.
+  struct Case {
+    int cin, outc, w, h, kernel, stride, pad, dilation, act;
+  };
+  const Case cases[] = {
+      {3, 8, 41, 23, 3, 2, 1, 1, 2},    // yolo-fastest's 3 -> 8, 3x3 s2, leaky ReLU
+      {3, 64, 37, 29, 3, 2, 0, 1, 1},   // squeezenet's conv1 form, no pad
+      {3, 24, 30, 17, 3, 2, 1, 1, 6},   // 24: a block of 16 and one of 8; hardswish
+      {3, 37, 19, 21, 7, 2, 3, 1, 0},   // ResNet's 7x7 s2 form, a partial last block
+      {1, 16, 13, 9, 5, 1, 2, 2, 3},    // one channel, dilated 5x5, clip
+      {2, 12, 6, 5, 3, 1, 1, 1, 1},     // rows narrower than a tile
+      {4, 8, 9, 40, 1, 1, 0, 1, 0},     // 1x1, four channels
+      {3, 96, 35, 35, 11, 4, 2, 1, 1},  // AlexNet's 11x11 s4 form
+  };
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  int index = 0;
+  for (const Case& k : cases) {
+    Convolution c = with_weights({.num_output = k.outc,
+                                  .kernel_w = k.kernel,
+                                  .dilation_w = k.dilation,
+                                  .stride_w = k.stride,
+                                  .pad_left = k.pad,
+                                  .bias_term = 1},
+                                 k.cin, unsigned(20 + index++));
+    c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
+                           : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
+                           : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
+                                        : std::array<float, 2>{0.f, 0.f}};
+    RefTensor in(Shape::of(k.w, k.h, k.cin));
+    for (float& v : in.v) v = dist(rng);
+    const RefTensor want = conv_ref(in, c);
+    Option opt;
+    REQUIRE(c.prepare(ElemType::f32, 1, opt).ok());
+    const Mat in1 = infer::test::to_mat(in);
+    for (int pack : {4, 8, 16}) {
+      if (pack > infer::simd::max_width || k.outc % pack != 0) continue;
+      for (int threads : {1, 2}) {
+        CAPTURE(k.cin, k.outc, k.w, k.h, k.kernel, k.stride, k.pad, k.dilation, k.act, pack,
+                threads);
+        opt.num_threads = threads;
+        Mat out;
+        REQUIRE(out.create(want.shape, ElemType::f32, pack).ok());
+        const Status st = c.forward<float, 1>(in1, out, opt);
+        INFO((st.ok() ? std::string("ok") : st.message()));
+        REQUIRE(st.ok());
+        REQUIRE(out.elempack() == pack);
+        const RefTensor got = infer::test::from_mat(out);
+        REQUIRE(got.shape == want.shape);
+        for (std::size_t i = 0; i < want.v.size(); ++i)
+          REQUIRE(got.v[i] == Approx(want.v[i]).margin(1e-4).epsilon(1e-4));
+      }
+    }
+  }
 }
 
 TEST_CASE("Convolution fold_affine equals convolution then affine", "[layer][convolution]") {

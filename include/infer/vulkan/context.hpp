@@ -4,11 +4,12 @@
 // everything public returns infer's Status / Result with a message naming the device and the call.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <infer/status.hpp>
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,9 +36,9 @@ struct DeviceInfo {
   std::string kind;  ///< "discrete", "integrated", "virtual", "cpu", "other"
   std::uint32_t api_version = 0;
   std::uint32_t vendor_id = 0;
-  bool fp16_storage = false;  ///< storageBuffer16BitAccess
-  bool fp16_arithmetic = false;  ///< shaderFloat16
-  bool int8_storage = false;  ///< storageBuffer8BitAccess
+  bool fp16_storage = false;            ///< storageBuffer16BitAccess
+  bool fp16_arithmetic = false;         ///< shaderFloat16
+  bool int8_storage = false;            ///< storageBuffer8BitAccess
   bool cooperative_matrix_ext = false;  ///< VK_NV_cooperative_matrix is offered
   /// The convolution's tensor-core path can run: the extension, 16x16x16 fp16 products with f32
   /// accumulators at subgroup scope, 32-wide subgroups and fp16 arithmetic (and not turned off).
@@ -64,11 +65,12 @@ struct DeviceInfo {
         "device-local",
         name, kind, VK_API_VERSION_MAJOR(api_version), VK_API_VERSION_MINOR(api_version),
         fp16_storage ? "yes" : "no", fp16_arithmetic ? "yes" : "no", int8_storage ? "yes" : "no",
-        cooperative_matrix ? "in use" : cooperative_matrix_ext ? "offered, not used" : "no",
+        cooperative_matrix       ? "in use"
+        : cooperative_matrix_ext ? "offered, not used"
+                                 : "no",
         cooperative_shapes.empty() ? "" : " (" + cooperative_shapes + ")", subgroup_size,
         compute_units ? fmt::format("{}", compute_units) : std::string("unknown"),
-        max_shared_memory / 1024,
-        device_local_bytes >> 20);
+        max_shared_memory / 1024, device_local_bytes >> 20);
   }
 };
 
@@ -199,12 +201,11 @@ class Context {
     d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
     if (props.limits.timestampComputeAndGraphics) d.timestamp_period = props.limits.timestampPeriod;
     d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
-    const auto chain = pd.getFeatures2<::vk::PhysicalDeviceFeatures2,
-                                       ::vk::PhysicalDevice16BitStorageFeatures,
-                                       ::vk::PhysicalDevice8BitStorageFeatures,
-                                       ::vk::PhysicalDeviceShaderFloat16Int8Features>();
-    d.fp16_storage =
-        chain.get<::vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess;
+    const auto chain =
+        pd.getFeatures2<::vk::PhysicalDeviceFeatures2, ::vk::PhysicalDevice16BitStorageFeatures,
+                        ::vk::PhysicalDevice8BitStorageFeatures,
+                        ::vk::PhysicalDeviceShaderFloat16Int8Features>();
+    d.fp16_storage = chain.get<::vk::PhysicalDevice16BitStorageFeatures>().storageBuffer16BitAccess;
     d.int8_storage = chain.get<::vk::PhysicalDevice8BitStorageFeatures>().storageBuffer8BitAccess;
     d.fp16_arithmetic = chain.get<::vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16;
     const auto sub = pd.getProperties2<::vk::PhysicalDeviceProperties2,
@@ -236,10 +237,9 @@ class Context {
       try {
         for (const auto& c : pd.getCooperativeMatrixPropertiesNV()) {
           if (c.scope != ::vk::ScopeNV::eSubgroup) continue;
-          d.cooperative_shapes += fmt::format("{}{}x{}x{} {}*{}+{}",
-                                              d.cooperative_shapes.empty() ? "" : ", ", c.MSize,
-                                              c.NSize, c.KSize, type(c.AType), type(c.BType),
-                                              type(c.CType));
+          d.cooperative_shapes +=
+              fmt::format("{}{}x{}x{} {}*{}+{}", d.cooperative_shapes.empty() ? "" : ", ", c.MSize,
+                          c.NSize, c.KSize, type(c.AType), type(c.BType), type(c.CType));
           if (c.MSize == 16 && c.NSize == 16 && c.KSize == 16 &&
               c.AType == ::vk::ComponentTypeNV::eFloat16 &&
               c.BType == ::vk::ComponentTypeNV::eFloat16 &&
@@ -259,7 +259,8 @@ class Context {
     const auto mem = pd.getMemoryProperties();
     for (std::uint32_t h = 0; h < mem.memoryHeapCount; ++h)
       if (mem.memoryHeaps[h].flags & ::vk::MemoryHeapFlagBits::eDeviceLocal)
-        d.device_local_bytes = std::max<std::uint64_t>(d.device_local_bytes, mem.memoryHeaps[h].size);
+        d.device_local_bytes =
+            std::max<std::uint64_t>(d.device_local_bytes, mem.memoryHeaps[h].size);
     return d;
   }
 
@@ -272,11 +273,9 @@ class Context {
   }
 
   Status init(DeviceChoice choice) {
-    Status created = guard("creating the instance (is a Vulkan loader, libvulkan1, installed?)",
-                           [&] {
-                             instance_ = std::make_unique<::vk::raii::Instance>(
-                                 make_instance(loader()));
-                           });
+    Status created =
+        guard("creating the instance (is a Vulkan loader, libvulkan1, installed?)",
+              [&] { instance_ = std::make_unique<::vk::raii::Instance>(make_instance(loader())); });
     INFER_TRY(created);
     std::vector<DeviceInfo> infos;
     std::unique_ptr<::vk::raii::PhysicalDevices> devices;
@@ -285,8 +284,9 @@ class Context {
       for (std::uint32_t i = 0; i < devices->size(); ++i) infos.push_back(query((*devices)[i], i));
     }));
     if (infos.empty())
-      return make_error("Vulkan: no device (the loader lists none; is a driver such as Mesa's "
-                        "lavapipe, mesa-vulkan-drivers, installed?)");
+      return make_error(
+          "Vulkan: no device (the loader lists none; is a driver such as Mesa's "
+          "lavapipe, mesa-vulkan-drivers, installed?)");
     std::size_t pick = 0;
     if (choice.index) {
       if (*choice.index >= infos.size())
@@ -344,14 +344,16 @@ class Context {
           info_.int8_storage;
       chain.get<::vk::PhysicalDeviceShaderFloat16Int8Features>().shaderFloat16 =
           info_.fp16_arithmetic;
-      device_ = std::make_unique<::vk::raii::Device>(*physical_, chain.get<::vk::DeviceCreateInfo>());
+      device_ =
+          std::make_unique<::vk::raii::Device>(*physical_, chain.get<::vk::DeviceCreateInfo>());
       queue_ = std::make_unique<::vk::raii::Queue>(*device_, family_, 0);
     });
   }
 
   static std::string names(const std::vector<DeviceInfo>& infos) {
     std::string s;
-    for (const auto& d : infos) s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", d.index, d.name);
+    for (const auto& d : infos)
+      s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", d.index, d.name);
     return s;
   }
 
