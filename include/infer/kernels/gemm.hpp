@@ -129,13 +129,15 @@ struct Prefetch {
 /// `bias`), pixels n0 .. n0 + nvalid (nvalid <= NT). B value (k, j) with k = kg * L + i is
 /// b[kg * gstride + j * L + i]; `a` is the tile's block of packed weights. Each k group also
 /// prefetches `pf.lines` lines of `pf` into L2 (the next weight block, see convolution_gemm).
-template <int NT, StorageElement T, int OutPack, class TB, int L, class Act>
+/// R (at most kRows) is the number of vector rows computed: 1 for a block with at most kWidth
+/// live output channels, whose second row would multiply zeros.
+template <int NT, StorageElement T, int OutPack, class TB, int L, class Act, int R = kRows>
 inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float* a,
                       const float* bias, const MatView<T, OutPack>& out, int m0, int m,
                       std::size_t n0, int nvalid, const Act& act, Prefetch pf = {}) {
-  V acc[kRows][NT];
+  V acc[R][NT];
 #pragma GCC unroll 32
-  for (int r = 0; r < kRows; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 32
     for (int j = 0; j < NT; ++j) acc[r][j] = V(0.f);
   for (int kg = 0; kg < kgroups; ++kg) {
@@ -146,19 +148,19 @@ inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float
           __builtin_prefetch(pf.at + line * 16, 0, 2);
     const TB* bg = b + std::size_t(kg) * gstride;
     for (int i = 0; i < L; ++i, a += kBlockM) {
-      V w[kRows];
+      V w[R];
 #pragma GCC unroll 32
-      for (int r = 0; r < kRows; ++r) w[r] = V::load_unaligned(a + r * kWidth);
+      for (int r = 0; r < R; ++r) w[r] = V::load_unaligned(a + r * kWidth);
 #pragma GCC unroll 32
       for (int j = 0; j < NT; ++j) {
         const V x(to_f32(bg[j * L + i]));
 #pragma GCC unroll 32
-        for (int r = 0; r < kRows; ++r) acc[r][j] = xsimd::fma(w[r], x, acc[r][j]);
+        for (int r = 0; r < R; ++r) acc[r][j] = xsimd::fma(w[r], x, acc[r][j]);
       }
     }
   }
 #pragma GCC unroll 32
-  for (int r = 0; r < kRows; ++r) {
+  for (int r = 0; r < R; ++r) {
     const int c0 = m0 + r * kWidth;
     if (c0 >= m) break;
     const V bv = V::load_unaligned(bias + r * kWidth);
@@ -171,10 +173,18 @@ inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float
 /// One register tile of kTileN pixel columns, or of kTileNarrow where no more are valid: the last
 /// tile of a 7x7 map (49 = 4 x 12 + 1 pixels) would otherwise spend 11 of its 12 columns' FMAs on
 /// nothing, a sixth of the layer.
+/// A block with at most kWidth live output channels (m - m0) computes one vector row.
 template <StorageElement T, int OutPack, class TB, int L, class Act>
 inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, const float* bias,
                  const MatView<T, OutPack>& out, int m0, int m, std::size_t n0, int nvalid,
                  const Act& act, Prefetch pf = {}) {
+  if constexpr (kRows > 1) {
+    if (m - m0 <= kWidth) {
+      tile_cols<kTileN, T, OutPack, TB, L, Act, 1>(b, gstride, kgroups, a, bias, out, m0, m, n0,
+                                                   nvalid, act, pf);
+      return;
+    }
+  }
   if (nvalid <= kTileNarrow)
     tile_cols<kTileNarrow, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, m0, m, n0, nvalid,
                                               act, pf);
