@@ -11,7 +11,7 @@
 #   --loops      loops per run, as benchncnn's first argument (default 8)
 #   --no-readme  print the record instead of writing it into README.md
 # Needs the release build with benchmarks: cmake --preset release && cmake --build --preset release
-# --target infer_bench bench_peak.
+# --target infer_bench bench_peak (INFER_BENCH_BUILD=DIR names another build directory).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -45,9 +45,12 @@ flags=$( (grep -o -w -E 'avx512f|avx512_vnni|avx512_bf16' /proc/cpuinfo || echo 
 peak_of() { grep "^$1/" "$out.peak" | grep "_per_s=" | sed 's/.*_per_s=//' | head -1 || true; }
 for t in 1 2; do
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" >"$out.$t"
-  # Like for like where ncnn streams fp16 InnerProduct weights: infer with its f16-weight option.
+  # Like for like: ncnn's CPU default stores every InnerProduct's weights as fp16, so the eleven
+  # classification networks again with infer's f16-weight option (alexnet's and vgg16's
+  # fully-connected layers are most of their weights; the others end in one of 1-8 MB).
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" --fp16-weights \
-    alexnet vgg16 >"$out.f16.$t"
+    squeezenet mobilenet mobilenet_v2 mobilenet_v3 shufflenet_v2 mnasnet efficientnet_b0 \
+    resnet18 resnet50 vgg16 alexnet >"$out.f16.$t"
   # ncnn's int8 networks: both sides run them quantized (int8 convolutions and InnerProduct).
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" \
     squeezenet_int8 mobilenet_int8 resnet18_int8 resnet50_int8 vgg16_int8 >"$out.int8.$t"
@@ -58,7 +61,8 @@ done
 
 {
   echo "<!-- bench-cpu:begin (written by scripts/bench-vs-ncnn.sh; do not edit by hand) -->"
-  echo "Measured $(date -u +%Y-%m-%d) on a $(nproc)-core $cpu VM ($flags), $(uname -r)."
+  echo "Measured $(date -u +%Y-%m-%d) on a $(nproc)-core $cpu VM ($flags), $(uname -r); infer built in"
+  echo "\`$build\` ($(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt" | head -1)$(grep -q '^INFER_NATIVE:BOOL=ON' "$build/CMakeCache.txt" && echo ' -march=native'))."
   echo "Peer: ncnn's benchncnn from \`../shared/peers\` (its README names the ncnn commit), its CPU defaults:"
   echo "fp32 arithmetic, InnerProduct weights stored as fp16 where the CPU has F16C; infer in fp32."
   echo "Each figure is the min ms of $loops loops; each model alternates between the two engines for"

@@ -98,13 +98,18 @@ struct NetError {
   double output = 0;  ///< the network's output (after a classifier's Softmax)
 };
 
-/// Runs `name` on the CPU and on the GPU at `storage` with one input and random weights.
-NetError gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape input = {}) {
-  CAPTURE(name, infer::to_string(storage));
+/// Runs `name` on the CPU and on the GPU at `storage` with one input and random weights: infer's
+/// own (He's variance for the fan-in), or with `ncnn_weights` those of ncnn's peer tool
+/// ncnn_weights (half that variance: the weights the reference outputs of issue 19 use).
+NetError gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Shape input = {},
+                    bool ncnn_weights = false) {
+  CAPTURE(name, infer::to_string(storage), ncnn_weights);
   infer::Net cpu({}, gpu_option()), gpu(gpu_target(storage), gpu_option());
   std::vector<std::byte> bin;
   REQUIRE(cpu.load_param(model_path(name)).ok());
-  REQUIRE(cpu.load_random_weights(7, &bin).ok());
+  REQUIRE((ncnn_weights ? cpu.load_ncnn_random_weights(1234, &bin)
+                        : cpu.load_random_weights(7, &bin))
+              .ok());
   REQUIRE(gpu.load_param(model_path(name)).ok());
   REQUIRE(gpu.load_model(std::span<const std::byte>(bin), name + ".bin").ok());
   const infer::Mat in = infer::test::make_model_input(input.dims ? input : cpu.input_shape());
@@ -134,10 +139,11 @@ NetError gpu_vs_cpu(const std::string& name, infer::ElemType storage, infer::Sha
   for (const auto& s : (*plan)->steps) on_gpu += s.device == infer::graph::Device::vulkan;
   // Printed for the record (CI logs, the GPU machine's runs).
   fmt::print(
-      "{} ({}x{}x{}) {} storage: relative error: logits {:.3g}, output {:.3g}; {} of {} steps on "
-      "the GPU\n",
-      name, in.shape().w, in.shape().h, in.shape().c, infer::to_string(storage), e.logits, e.output,
-      on_gpu, (*plan)->steps.size());
+      "{} ({}x{}x{}) {} storage{}: relative error: logits {:.3g}, output {:.3g}; {} of {} steps "
+      "on the GPU\n",
+      name, in.shape().w, in.shape().h, in.shape().c, infer::to_string(storage),
+      ncnn_weights ? ", ncnn_weights' weights" : "", e.logits, e.output, on_gpu,
+      (*plan)->steps.size());
   CHECK(on_gpu > 0);
   return e;
 }
@@ -183,6 +189,19 @@ TEST_CASE("Vulkan Net: the networks of models/ match the CPU", "[vulkan][net]") 
       CHECK(f16.output < 3e-2);
     }
   }
+}
+
+TEST_CASE("Vulkan Net: mobilenet_v3 at f16 storage on ncnn_weights' weights", "[vulkan][net]") {
+  // The test above holds mobilenet_v3's f16 logits to 0.15: on infer's random weights (He's
+  // variance) its squeeze-excitation gates see inputs of up to +-260 and carry f16's rounding
+  // block to block. On ncnn_weights' weights (half that variance, the scheme ncnn's reference
+  // outputs use) its values stay small and the f16 run is held to the issue's 1e-2 of the
+  // largest logit.
+  if (!infer::vk::test::g_ctx->info().fp16_storage) return;
+  const NetError e =
+      gpu_vs_cpu("mobilenet_v3", infer::ElemType::f16, infer::Shape::of(96, 96, 3), true);
+  CHECK(e.logits < 1e-2);
+  CHECK(e.output < 1e-2);
 }
 
 TEST_CASE("Vulkan Net: the plan shows GPU steps, transfers and the GPU arena", "[vulkan][net]") {
