@@ -137,7 +137,8 @@ void compare(const Mat& top, const RefTensor& want, bool requant) {
 }
 
 template <class L>
-void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what) {
+void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what,
+           const Shape& prepare_shape = {}) {
   const bool amx = infer::kernels::amx::usable() && infer::kernels::amx::kInt8Available;
   for (const bool as_int8 : {false, true}) {
     RefTensor xin = x;
@@ -154,7 +155,10 @@ void sweep(L& layer, const QuantConv& q, const RefTensor& x, const char* what) {
         if (!use_amx && !amx) continue;  // the same run as use_amx on
         Option opt;
         opt.use_amx = use_amx;
-        REQUIRE(layer.prepare(ElemType::i8, pack, opt).ok());
+        if constexpr (std::same_as<L, Convolution>)
+          REQUIRE(layer.prepare(ElemType::i8, pack, opt, prepare_shape).ok());
+        else
+          REQUIRE(layer.prepare(ElemType::i8, pack, opt).ok());
         // The GEMM takes AMX tiles where they are offered and K fills a tile row.
         if constexpr (std::same_as<L, Convolution>)
           CHECK(layer.int8.packed.amx ==
@@ -266,6 +270,14 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       {16, 33, 3, 1, 1, 1, 40, 30},  // several chunks of tiles, 33 outputs
       // AMX: K = 576 over several tile rows, several panels of pixels, 72 outputs (an odd block)
       {64, 72, 3, 2, 1, 1, 27, 23},
+      // 3x3 stride 1 of 64 channels and more whose output is 16x16 and up, prepared with its
+      // shape: Winograd F(4x4, 3x3) (odd channels, partial tiles at both edges, padding 0 and 2,
+      // several chunks, and 256 channels summed in more than one int32 slice)
+      {67, 24, 3, 1, 1, 1, 19, 17},
+      {64, 40, 3, 1, 1, 0, 22, 20},
+      {72, 16, 3, 1, 1, 2, 17, 16},
+      {64, 33, 3, 1, 1, 1, 45, 38},
+      {256, 20, 3, 1, 1, 1, 16, 18},
   };
   const ActivationParam acts[] = {{}, {1, {0.f, 0.f}}, {2, {0.1f, 0.f}}, {3, {-1.f, 2.f}}};
   unsigned seed = 11;
@@ -288,6 +300,15 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       const bool wino = !infer::kernels::int8::kVnni && c.k == 3 && c.kh == 0 && c.stride == 1 &&
                         c.stride_h == 0 && c.dil == 1 && c.cin >= 16 && c.cout >= 16;
       CHECK(layer.int8.wino.u.empty() == !wino);
+      CHECK(layer.int8.wino43.u.empty());  // not told the shape: F(2x2)
+      // Told the input's shape, an output of 16x16 and up takes F(4x4, 3x3) instead.
+      const int outw = (c.w + 2 * c.pad - 3) / 1 + 1, outh = (c.h + 2 * c.pad - 3) / 1 + 1;
+      if (wino && outw >= 16 && outh >= 16 && c.cin >= Convolution::kInt8Wino43Channels) {
+        sweep(layer, q, x, "Convolution (prepared for its shape)", x.shape);
+        CHECK_FALSE(layer.int8.wino43.u.empty());
+        CHECK(layer.int8.wino.u.empty());
+        if (c.cin == 256) CHECK(layer.int8.wino43.slice < 256);  // more than one int32 slice
+      }
       ++seed;
     }
   }

@@ -55,13 +55,13 @@ struct Convolution {
   /// kernel stores as whole vectors, with no repack after it (forward_padded follows the planned
   /// output's pack).
   static constexpr bool cpu_wide_out_from_pack1 = true;
-  int num_output = 0;            ///< ncnn 0=num_output
-  int kernel_w = 0;              ///< ncnn 1=kernel_w
-  int dilation_w = 1;            ///< ncnn 2=dilation_w
-  int stride_w = 1;              ///< ncnn 3=stride_w
-  int pad_left = 0;              ///< ncnn 4=pad_left; kPadSameUpper/-Lower (-233/-234): SAME
-  int bias_term = 0;             ///< ncnn 5=bias_term
-  int weight_data_size = 0;      ///< ncnn 6=weight_data_size
+  int num_output = 0;        ///< ncnn 0=num_output
+  int kernel_w = 0;          ///< ncnn 1=kernel_w
+  int dilation_w = 1;        ///< ncnn 2=dilation_w
+  int stride_w = 1;          ///< ncnn 3=stride_w
+  int pad_left = 0;          ///< ncnn 4=pad_left; kPadSameUpper/-Lower (-233/-234): SAME
+  int bias_term = 0;         ///< ncnn 5=bias_term
+  int weight_data_size = 0;  ///< ncnn 6=weight_data_size
   /// ncnn 8=int8_scale_term: 0 float; else quantized, its scales in `int8`; above 100 the output
   /// is requantized to int8.
   int int8_scale_term = 0;
@@ -137,6 +137,16 @@ struct Convolution {
   static constexpr int kWinogradOut = 4;
   /// The tile of Algorithm::winograd_small: F(2x2, 3x3) (see kWinogradSmallPixels).
   static constexpr int kWinogradSmallOut = 2;
+
+  /// Output maps at least this wide and high take the int8 Winograd F(4x4, 3x3) instead of
+  /// F(2x2, 3x3) (prepare()): its 36 positions' weights are 2.25x F(2x2)'s, used by fewer tiles
+  /// on a small map.
+  static constexpr int kInt8Wino43Pixels = 16;
+  /// ... and at least this many input channels: its output transform runs on int64 sums (the
+  /// exactness argument of kernels/int8_winograd43.hpp), a fixed cost per tile and output channel
+  /// that fewer channels' products do not repay (squeezenet_int8's 16- and 32-channel 3x3
+  /// layers ran slower on it than on F(2x2); Zen 3, 1 thread).
+  static constexpr int kInt8Wino43Channels = 64;
 
   /// The kernel forward runs for input pack `pack`, decided by the parameters alone, so prepare()
   /// lays out the weights for the one kernel that will read them.
@@ -257,8 +267,8 @@ struct Convolution {
       bias_data = std::move(b).value();
     }
     if (quantized())
-      INFER_TRY(detail::load_int8_scales(mb, int8_scale_term, num_output, num_output,
-                                         "Convolution", int8));
+      INFER_TRY(detail::load_int8_scales(mb, int8_scale_term, num_output, num_output, "Convolution",
+                                         int8));
     prepared_pack = 0;
     return {};
   }
@@ -295,8 +305,8 @@ struct Convolution {
           pack, cin, weight_data_size);
     const int maxk = detail::conv_window(*this).maxk();
     if (quantized()) {
-      INFER_TRY(detail::check_int8_scales(int8, int8_scale_term, std::size_t(num_output),
-                                          "Convolution"));
+      INFER_TRY(
+          detail::check_int8_scales(int8, int8_scale_term, std::size_t(num_output), "Convolution"));
       std::vector<std::int8_t> q = detail::quantized_weights(weight_data, int8);
       // A stem of a few unpacked channels (3 of an image): padded to a multiple of 4 with zero
       // weights, so that its gather reads four channels of a pixel at once.
@@ -323,10 +333,25 @@ struct Convolution {
       // instruction, faster than the int16 products even at 2.25x fewer.
       const detail::Window2D win = detail::conv_window(*this);
       int8.wino = {};
+      int8.wino43 = {};
       if (!kernels::int8::kVnni && win.kernel_w == 3 && win.kernel_h == 3 && win.stride_w == 1 &&
           win.stride_h == 1 && win.dilation_w == 1 && win.dilation_h == 1 && cin >= 16 &&
-          num_output >= 16 && cin <= kernels::int8::winograd::kMaxChannels && !int8.padded_channels)
-        int8.wino = kernels::int8::winograd::transform_weights(q.data(), num_output, cin);
+          num_output >= 16 && cin <= kernels::int8::winograd::kMaxChannels &&
+          !int8.padded_channels) {
+        // F(4x4, 3x3) (kernels/int8_winograd43.hpp: 1.78x fewer products than F(2x2)) where the
+        // output map is known to be at least kInt8Wino43Pixels on a side and there are at least
+        // kInt8Wino43Channels inputs; F(2x2) elsewhere and where prepare() is not told the
+        // input's shape.
+        detail::WindowPlan wplan;
+        const bool large =
+            in.dims == 3 && cin >= kInt8Wino43Channels &&
+            detail::plan_window(win, detail::conv_pads(*this), in.w, in.h, wplan).ok() &&
+            wplan.outw >= kInt8Wino43Pixels && wplan.outh >= kInt8Wino43Pixels;
+        if (large)
+          int8.wino43 = kernels::int8::winograd43::transform_weights(q.data(), num_output, cin);
+        if (int8.wino43.u.empty())
+          int8.wino = kernels::int8::winograd::transform_weights(q.data(), num_output, cin);
+      }
       int8.prepared_pack = 1;
       prepared_pack = pack;
       prepared_algo = Algorithm::int8;
@@ -412,9 +437,10 @@ struct Convolution {
       return make_error("Convolution: cannot fold an affine map behind activation_type {}",
                         activation.type);
     if (quantized())
-      return make_error("Convolution: cannot fold an affine map into int8 weights (int8_scale_term "
-                        "{}): their scales were chosen for the weights as stored",
-                        int8_scale_term);
+      return make_error(
+          "Convolution: cannot fold an affine map into int8 weights (int8_scale_term "
+          "{}): their scales were chosen for the weights as stored",
+          int8_scale_term);
     if (a.size() != std::size_t(num_output) || b.size() != std::size_t(num_output))
       return make_error("Convolution: fold_affine needs {} values in a and b, got {} and {}",
                         num_output, a.size(), b.size());
@@ -443,9 +469,7 @@ struct Convolution {
   /// On the GPU: the direct convolution kernel (shaders/convolution.comp), the step's activation
   /// in its epilogue; weight_data and bias_data uploaded as they are (folded where BatchNorm or
   /// Scale were folded into them).
-  Status upload_vulkan(vk::Uploader& up) const {
-    return detail::upload_conv_weights(*this, 1, up);
-  }
+  Status upload_vulkan(vk::Uploader& up) const { return detail::upload_conv_weights(*this, 1, up); }
   Status forward_vulkan(std::span<const vk::VkMat> in, std::span<const vk::VkMat> out,
                         const vk::GpuStep& step, vk::Recorder& rec) const {
     return detail::conv_vulkan(*this, 1, in, out, step, rec, "Convolution");
@@ -525,7 +549,7 @@ struct Convolution {
       return detail::run_int8_gemm(padded.value().template view<i8, 4>(), top, int8, win,
                                    requantize, act, opt);
     }
-    if (!int8.wino.u.empty() && plan.outw >= 8 && plan.outh >= 8)
+    if ((!int8.wino.u.empty() && plan.outw >= 8 && plan.outh >= 8) || !int8.wino43.u.empty())
       return detail::run_int8_wino(in.value().template view<i8, Pack>(), top, int8, win, requantize,
                                    act, opt);
     return detail::run_int8_gemm(in.value().template view<i8, Pack>(), top, int8, win, requantize,
@@ -660,8 +684,9 @@ struct Convolution {
 
   /// Storage types whose GEMM and Winograd paths can multiply in bf16 (prepare decides).
   template <StorageElement T>
-  static constexpr bool kBf16Storage =
-      kernels::bf16dot::kAvailable && (std::same_as<T, f32> || std::same_as<T, bf16>);
+  static constexpr bool kBf16Storage = kernels::bf16dot::kAvailable &&
+                                       (std::same_as<T, f32> || std::same_as<T, bf16>);
+
 
   /// Fewest input and output channels that take Winograd (see algorithm()).
   static constexpr int kWinogradMinChannels = 16;
@@ -740,7 +765,8 @@ template <StorageElement T, int Pack, class Act>
 Status Convolution::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
                                   const Act& act) const {
   // An int8 input has one algorithm; only a float one instantiates the float kernels.
-  if constexpr (std::same_as<T, i8>) return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
+  if constexpr (std::same_as<T, i8>)
+    return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
   switch (chosen(Pack)) {
     case Algorithm::int8:
       return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);

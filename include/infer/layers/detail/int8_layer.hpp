@@ -19,6 +19,7 @@
 #include <infer/kernels/amx.hpp>
 #include <infer/kernels/int8.hpp>
 #include <infer/kernels/int8_winograd.hpp>
+#include <infer/kernels/int8_winograd43.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
@@ -42,6 +43,8 @@ struct Int8Part {
   kernels::int8::PackedWeights packed{};  ///< GEMM layout (Convolution, grouped, InnerProduct)
   /// Winograd F(2x2, 3x3) layout (Convolution 3x3 stride 1, prepare() says when); else empty.
   kernels::int8::winograd::Weights wino{};
+  /// Winograd F(4x4, 3x3) layout, in place of wino where prepare() chose it; else empty.
+  kernels::int8::winograd43::Weights43 wino43{};
   std::vector<float> dw_weights{};        ///< depthwise layout [c / pack][maxk][pack]
   std::vector<float> scale_in{}, bias{};  ///< epilogue factors by slot
   std::vector<std::int32_t> zero_comp{};  ///< the depthwise epilogue's (no compensation)
@@ -223,8 +226,9 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
   return {};
 }
 
-/// The int8 Winograd F(2x2, 3x3) convolution of a prepared Convolution (int8.wino): as
-/// run_int8_gemm, with its workspace from the workspace allocator.
+/// The int8 Winograd convolution of a prepared Convolution: F(4x4, 3x3) where prepare() laid the
+/// weights out for it (int8.wino43), else F(2x2, 3x3) (int8.wino); as run_int8_gemm, with its
+/// workspace from the workspace allocator.
 template <int InPack, class Act>
 Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q,
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
@@ -232,6 +236,27 @@ Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
   namespace wg = kernels::int8::winograd;
   const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
   Mat workspace;
+  if (!q.wino43.u.empty()) {
+    namespace w43 = kernels::int8::winograd43;
+    const int tiles = ((win.outw + 3) / 4) * ((win.outh + 3) / 4);
+    INFER_TRY(workspace.create(
+        Shape::of(int(w43::workspace_bytes(q.wino43, tiles) * std::size_t(threads))), ElemType::i8,
+        1, opt.workspace_alloc()));
+    const kernels::int8::Epilogue e = epilogue_of(q, q.wino43.zero.data());
+    auto* ws = static_cast<std::uint8_t*>(workspace.data());
+    with_pack<16>(top.elempack(), [&](auto op) {
+      constexpr int OutPack = decltype(op)::value;
+      if (requantize)
+        w43::conv_wino43<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.wino43, win.pad_left,
+                                              win.pad_top, win.pad, win.outw, win.outh, e, act, ws,
+                                              threads);
+      else
+        w43::conv_wino43<float, InPack, OutPack>(src, top.view<float, OutPack>(), q.wino43,
+                                                 win.pad_left, win.pad_top, win.pad, win.outw,
+                                                 win.outh, e, act, ws, threads);
+    });
+    return {};
+  }
   const int tiles = ((win.outw + 1) / 2) * ((win.outh + 1) / 2);
   INFER_TRY(
       workspace.create(Shape::of(int(wg::workspace_bytes(q.wino, tiles) * std::size_t(threads))),
