@@ -45,8 +45,6 @@ struct Weights43 {
 /// G'' = D G for F(4x4, 3x3): integer rows.
 inline constexpr int kG[6][3] = {{1, 0, 0}, {-1, -1, -1}, {-1, 1, -1},
                                  {1, 2, 4}, {1, -2, 4},   {0, 0, 1}};
-/// e = 24 / d: the output transform's scale per position row and column.
-inline constexpr std::int64_t kE[6] = {6, 4, 4, 1, 1, 24};
 
 /// Transforms int8 3x3 weights w ([m][cin][9], ncnn's layout) into U'' = G'' g G''^T per channel
 /// pair and picks the int32 slice. Empty (u.empty()) when not even 16 channels fit a slice (not
@@ -122,6 +120,14 @@ inline std::size_t workspace_bytes(const Weights43& w, int tiles) {
 }
 
 namespace detail {
+
+/// x / 576 for x an exact multiple of 576 whose quotient fits int32: (x / 64) mod 2^32 times the
+/// inverse of 9 modulo 2^32 (9 x 0x38E38E39 = 2^33 + 1), in 32-bit lanes the compiler vectorizes
+/// (a 64-bit division is a scalar multiply-high per value on AVX2).
+inline std::int32_t exact_div576(std::int64_t x) {
+  const auto low = std::uint32_t(std::uint64_t(x) >> 6);
+  return std::int32_t(low * 0x38E38E39u);
+}
 
 /// One axis of B^T x for six values (any integer type holding the range).
 template <class T>
@@ -326,34 +332,49 @@ void conv_wino43(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
     for (int tt = 0; tt < nc && t0 + tt < tiles; ++tt) {
       const int t = t0 + tt, oy = (t / tiles_x) * 4, ox = (t % tiles_x) * 4;
       for (int m0 = 0; m0 < w.m; m0 += kBlockM) {
-        std::int64_t mm[36][kBlockM];
-        for (int pos = 0; pos < 36; ++pos) {
-          const std::int64_t* src =
-              y + (std::size_t(pos) * ncs + std::size_t(tt)) * mp + std::size_t(m0);
-          const std::int64_t s = kE[pos / 6] * kE[pos % 6];
-          for (int l = 0; l < kBlockM; ++l) mm[pos][l] = src[l] * s;
-        }
-        // A^T on the columns (6 rows -> 4), then on the rows (6 columns -> 4).
-        std::int64_t r[4][6][kBlockM];
-        for (int j = 0; j < 6; ++j)
-          for (int l = 0; l < kBlockM; ++l) {
-            const std::int64_t m0v = mm[j][l], m1 = mm[6 + j][l], m2 = mm[12 + j][l],
-                               m3 = mm[18 + j][l], m4 = mm[24 + j][l], m5 = mm[30 + j][l];
-            const std::int64_t a12 = m1 + m2, s12 = m1 - m2, a34 = m3 + m4, s34 = m3 - m4;
-            r[0][j][l] = m0v + a12 + a34;
-            r[1][j][l] = s12 + 2 * s34;
-            r[2][j][l] = a12 + 4 * a34;
-            r[3][j][l] = s12 + 8 * s34 + m5;
+        // e_i scales row i and e_j column j; e = (6, 4, 4, 1, 1, 24) as shifts and adds (AVX2
+        // has no 64-bit multiply: the compiler's emulation of y * e_i e_j cost more than the
+        // transform's sums).
+        auto scale = [](std::int64_t v, int i) -> std::int64_t {
+          switch (i) {
+            case 0:
+              return (v << 2) + (v << 1);
+            case 1:
+            case 2:
+              return v << 2;
+            case 5:
+              return (v << 4) + (v << 3);
+            default:
+              return v;
           }
+        };
+        // A^T on the columns (6 rows -> 4, rows scaled by e_i), then on the rows (6 columns -> 4,
+        // scaled by e_j).
+        std::int64_t r[4][6][kBlockM];
+        for (int j = 0; j < 6; ++j) {
+          const std::int64_t* col =
+              y + (std::size_t(j) * ncs + std::size_t(tt)) * mp + std::size_t(m0);
+          const std::size_t row = 6 * ncs * mp;  // from position (i, j) to (i + 1, j)
+          for (int l = 0; l < kBlockM; ++l) {
+            const std::int64_t m0v = scale(col[l], 0), m1 = scale(col[row + l], 1),
+                               m2 = scale(col[2 * row + l], 2), m3 = col[3 * row + l],
+                               m4 = col[4 * row + l], m5 = scale(col[5 * row + l], 5);
+            const std::int64_t a12 = m1 + m2, s12 = m1 - m2, a34 = m3 + m4, s34 = m3 - m4;
+            r[0][j][l] = scale(m0v + a12 + a34, j);
+            r[1][j][l] = scale(s12 + 2 * s34, j);
+            r[2][j][l] = scale(a12 + 4 * a34, j);
+            r[3][j][l] = scale(s12 + 8 * s34 + m5, j);
+          }
+        }
         for (int i = 0; i < 4; ++i)
           for (int l = 0; l < kBlockM; ++l) {
             const std::int64_t m0v = r[i][0][l], m1 = r[i][1][l], m2 = r[i][2][l], m3 = r[i][3][l],
                                m4 = r[i][4][l], m5 = r[i][5][l];
             const std::int64_t a12 = m1 + m2, s12 = m1 - m2, a34 = m3 + m4, s34 = m3 - m4;
-            sums[i * 4 + 0][l] = std::int32_t((m0v + a12 + a34) / 576);
-            sums[i * 4 + 1][l] = std::int32_t((s12 + 2 * s34) / 576);
-            sums[i * 4 + 2][l] = std::int32_t((a12 + 4 * a34) / 576);
-            sums[i * 4 + 3][l] = std::int32_t((s12 + 8 * s34 + m5) / 576);
+            sums[i * 4 + 0][l] = detail::exact_div576(m0v + a12 + a34);
+            sums[i * 4 + 1][l] = detail::exact_div576(s12 + 2 * s34);
+            sums[i * 4 + 2][l] = detail::exact_div576(a12 + 4 * a34);
+            sums[i * 4 + 3][l] = detail::exact_div576(s12 + 8 * s34 + m5);
           }
         const int valid = std::min(kBlockM, w.m - m0);
         for (int i = 0; i < 4; ++i)
