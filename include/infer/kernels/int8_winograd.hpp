@@ -98,6 +98,29 @@ inline std::size_t workspace_bytes(const Weights& w, int tiles) {
 
 namespace detail {
 
+/// Where an N x N input window with its corner at (ix0, iy0) reads, row-major: inside[i] whether
+/// position i lies in the input, at[i] its offset in a channel pack's plane (0 outside). Both
+/// integer Winograd tiles gather their windows through it (F(2x2): N = 4, F(4x4): N = 6).
+template <int N, int InPack>
+inline void window_offsets(const MatView<i8, InPack>& in, int ix0, int iy0, bool (&inside)[N * N],
+                           std::size_t (&at)[N * N]) {
+  for (int r = 0; r < N; ++r)
+    for (int c = 0; c < N; ++c) {
+      const int iy = iy0 + r, ix = ix0 + c;
+      inside[r * N + c] = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
+      at[r * N + c] = inside[r * N + c] ? (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) *
+                                              std::size_t(InPack)
+                                        : 0;
+    }
+}
+
+/// Zeros tile tt's transformed values at every one of `positions` positions of v
+/// [positions][nc][cp] (a tile past the map's last).
+inline void zero_tile(std::int16_t* v, int positions, std::size_t nc, std::size_t cp, int tt) {
+  for (int pos = 0; pos < positions; ++pos)
+    std::memset(v + (std::size_t(pos) * nc + std::size_t(tt)) * cp, 0, cp * sizeof(std::int16_t));
+}
+
 /// B^T d B of one 4x4 window d (row-major), into v[16].
 template <class T>
 inline void input_transform(const T (&d)[16], T (&v)[16]) {
@@ -127,23 +150,12 @@ void transform_input(const MatView<i8, InPack>& in, const Weights& w, int tiles_
   for (int tt = 0; tt < nt; ++tt) {
     const int t = t0 + tt;
     if (t >= tiles) {
-      for (int pos = 0; pos < 16; ++pos)
-        std::memset(v + (std::size_t(pos) * ncs + std::size_t(tt)) * cp, 0,
-                    cp * sizeof(std::int16_t));
+      zero_tile(v, 16, ncs, cp, tt);
       continue;
     }
-    const int iy0 = (t / tiles_x) * 2 - pad_top, ix0 = (t % tiles_x) * 2 - pad_left;
     bool inside[16];
     std::size_t at[16];
-    for (int r = 0; r < 4; ++r)
-      for (int c = 0; c < 4; ++c) {
-        const int iy = iy0 + r, ix = ix0 + c;
-        inside[r * 4 + c] = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
-        at[r * 4 + c] =
-            inside[r * 4 + c]
-                ? (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * std::size_t(InPack)
-                : 0;
-      }
+    window_offsets<4>(in, (t % tiles_x) * 2 - pad_left, (t / tiles_x) * 2 - pad_top, inside, at);
     int c = 0;
 #if defined(__AVX2__)
     if constexpr (InPack == 8 || InPack == 16) {

@@ -23,6 +23,7 @@
 #include <infer/detail/omp.hpp>
 #include <infer/element.hpp>
 #include <infer/kernels/int8.hpp>
+#include <infer/kernels/int8_winograd.hpp>
 #include <infer/mat.hpp>
 #include <vector>
 
@@ -170,23 +171,13 @@ void transform_input(const MatView<i8, InPack>& in, const Weights43& w, int tile
   for (int tt = 0; tt < nt; ++tt) {
     const int t = t0 + tt;
     if (t >= tiles) {
-      for (int pos = 0; pos < 36; ++pos)
-        std::memset(v + (std::size_t(pos) * ncs + std::size_t(tt)) * cp, 0,
-                    cp * sizeof(std::int16_t));
+      winograd::detail::zero_tile(v, 36, ncs, cp, tt);
       continue;
     }
-    const int iy0 = (t / tiles_x) * 4 - pad_top, ix0 = (t % tiles_x) * 4 - pad_left;
     bool inside[36];
     std::size_t at[36];
-    for (int r = 0; r < 6; ++r)
-      for (int c = 0; c < 6; ++c) {
-        const int iy = iy0 + r, ix = ix0 + c;
-        inside[r * 6 + c] = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
-        at[r * 6 + c] =
-            inside[r * 6 + c]
-                ? (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * std::size_t(InPack)
-                : 0;
-      }
+    winograd::detail::window_offsets<6>(in, (t % tiles_x) * 4 - pad_left,
+                                        (t / tiles_x) * 4 - pad_top, inside, at);
     int c = 0;
 #if defined(__AVX2__)
     if constexpr (InPack == 8 || InPack == 16) {

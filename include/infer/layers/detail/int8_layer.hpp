@@ -234,47 +234,38 @@ Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
                      const Option& opt) {
   namespace wg = kernels::int8::winograd;
+  namespace w43 = kernels::int8::winograd43;
   const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
-  Mat workspace;
-  if (!q.wino43.u.empty()) {
-    namespace w43 = kernels::int8::winograd43;
-    const int tiles = ((win.outw + 3) / 4) * ((win.outh + 3) / 4);
-    INFER_TRY(workspace.create(
-        Shape::of(int(w43::workspace_bytes(q.wino43, tiles) * std::size_t(threads))), ElemType::i8,
-        1, opt.workspace_alloc()));
-    const kernels::int8::Epilogue e = epilogue_of(q, q.wino43.zero.data());
+  // One tile or the other: the weights, the workspace for the output's tiles, and the kernel.
+  auto run = [&](const auto& weights, std::size_t workspace_bytes, auto&& conv) -> Status {
+    Mat workspace;
+    INFER_TRY(workspace.create(Shape::of(int(workspace_bytes * std::size_t(threads))), ElemType::i8,
+                               1, opt.workspace_alloc()));
+    const kernels::int8::Epilogue e = epilogue_of(q, weights.zero.data());
     auto* ws = static_cast<std::uint8_t*>(workspace.data());
     with_pack<16>(top.elempack(), [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
       if (requantize)
-        w43::conv_wino43<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.wino43, win.pad_left,
-                                              win.pad_top, win.pad, win.outw, win.outh, e, act, ws,
-                                              threads);
+        conv(top.view<i8, OutPack>(), e, ws);
       else
-        w43::conv_wino43<float, InPack, OutPack>(src, top.view<float, OutPack>(), q.wino43,
-                                                 win.pad_left, win.pad_top, win.pad, win.outw,
-                                                 win.outh, e, act, ws, threads);
+        conv(top.view<float, OutPack>(), e, ws);
     });
     return {};
+  };
+  if (!q.wino43.u.empty()) {
+    const int tiles = ((win.outw + 3) / 4) * ((win.outh + 3) / 4);
+    return run(q.wino43, w43::workspace_bytes(q.wino43, tiles),
+               [&](const auto& out, const kernels::int8::Epilogue& e, std::uint8_t* ws) {
+                 w43::conv_wino43(src, out, q.wino43, win.pad_left, win.pad_top, win.pad, win.outw,
+                                  win.outh, e, act, ws, threads);
+               });
   }
   const int tiles = ((win.outw + 1) / 2) * ((win.outh + 1) / 2);
-  INFER_TRY(
-      workspace.create(Shape::of(int(wg::workspace_bytes(q.wino, tiles) * std::size_t(threads))),
-                       ElemType::i8, 1, opt.workspace_alloc()));
-  const kernels::int8::Epilogue e = epilogue_of(q, q.wino.zero.data());
-  auto* ws = static_cast<std::uint8_t*>(workspace.data());
-  with_pack<16>(top.elempack(), [&](auto op) {
-    constexpr int OutPack = decltype(op)::value;
-    if (requantize)
-      wg::conv_wino23<i8, InPack, OutPack>(src, top.view<i8, OutPack>(), q.wino, win.pad_left,
-                                           win.pad_top, win.pad, win.outw, win.outh, e, act, ws,
-                                           threads);
-    else
-      wg::conv_wino23<float, InPack, OutPack>(src, top.view<float, OutPack>(), q.wino, win.pad_left,
-                                              win.pad_top, win.pad, win.outw, win.outh, e, act, ws,
-                                              threads);
-  });
-  return {};
+  return run(q.wino, wg::workspace_bytes(q.wino, tiles),
+             [&](const auto& out, const kernels::int8::Epilogue& e, std::uint8_t* ws) {
+               wg::conv_wino23(src, out, q.wino, win.pad_left, win.pad_top, win.pad, win.outw,
+                               win.outh, e, act, ws, threads);
+             });
 }
 
 }  // namespace infer::layers::detail
