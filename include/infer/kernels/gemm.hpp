@@ -9,6 +9,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cstddef>
 #include <infer/element.hpp>
 #include <infer/kernels/convolution.hpp>
@@ -471,6 +473,9 @@ inline void stem_row(const T* row, std::size_t step, const std::size_t* koff, in
 
 /// Input channels (at pack 1) up to which convolution_gemm runs as convolution_stem.
 inline constexpr int kStemMaxChannels = 4;
+/// Window taps (channels x kernel positions) up to which it does: their offsets live on the stack,
+/// so a forward allocates nothing (4 channels of an 11x11 kernel are 484).
+inline constexpr int kStemMaxTaps = 512;
 
 /// A convolution of a pack-1 input of few channels (a network's first layer on an image) into a
 /// packed output, on convolution_gemm's weights and bias but without its gather: its K is short
@@ -486,7 +491,8 @@ void convolution_stem(const MatView<T, 1>& in, const MatView<T, OutPack>& out, c
   const int mblocks = (m + kBlockM - 1) / kBlockM;
   const int maxk = g.kernel_w * g.kernel_h;
   const int k_total = in.c * maxk;
-  std::vector<std::size_t> koff(static_cast<std::size_t>(k_total));
+  assert(k_total <= kStemMaxTaps);
+  std::array<std::size_t, kStemMaxTaps> koff;
   for (int c = 0, k = 0; c < in.c; ++c)
     for (int ky = 0; ky < g.kernel_h; ++ky)
       for (int kx = 0; kx < g.kernel_w; ++kx, ++k)
@@ -534,7 +540,7 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
     return;
   }
   if constexpr (InPack == 1 && OutPack > 1) {
-    if (in.c <= kStemMaxChannels) {
+    if (in.c <= kStemMaxChannels && in.c * g.kernel_w * g.kernel_h <= kStemMaxTaps) {
       convolution_stem<T, OutPack>(in, out, weights, bias, g, act, num_threads);
       return;
     }
