@@ -124,8 +124,7 @@ class Context {
   static Result<std::vector<DeviceInfo>> list_devices() {
     std::vector<DeviceInfo> out;
     Status s = guard("listing devices", [&] {
-      ::vk::raii::Instance instance = make_instance(loader());
-      ::vk::raii::PhysicalDevices devices(instance);
+      ::vk::raii::PhysicalDevices devices(instance());
       for (std::uint32_t i = 0; i < devices.size(); ++i) out.push_back(query(devices[i], i));
     });
     INFER_TRY(s);
@@ -158,21 +157,22 @@ class Context {
  private:
   Context() = default;
 
-  /// The Vulkan loader, opened on first use and kept for the life of the process (never closed:
-  /// a Context made while statics are destroyed still finds it). Opening and closing it with each
-  /// Context, as a per-Context vk::raii::Context does, unloads and reloads the driver too: an
-  /// NVIDIA driver (580, on an H200) then refused a later instance (ErrorIncompatibleDriver) once
-  /// nine networks had been opened and closed in one infer-bench run. Throws where there is no
-  /// loader (guard() turns that into a Status); a later call tries again.
-  static const ::vk::raii::Context& loader() {
-    static const ::vk::raii::Context* context = new ::vk::raii::Context();
-    return *context;
-  }
-
-  static ::vk::raii::Instance make_instance(const ::vk::raii::Context& context) {
-    const ::vk::ApplicationInfo app("infer", 1, "infer", 1, VK_API_VERSION_1_1);
-    const ::vk::InstanceCreateInfo ci({}, &app);
-    return ::vk::raii::Instance(context, ci);
+  /// The Vulkan loader and one instance on it, made on first use and kept for the life of the
+  /// process (never destroyed: a Context made while statics are destroyed still finds them); every
+  /// Context makes its device on this instance. The loader unloads the driver when its last
+  /// instance goes, so an instance per Context loaded and unloaded the driver with each network:
+  /// an NVIDIA driver (580, on an H200) then refused a later instance (ErrorIncompatibleDriver)
+  /// after seven to nine networks opened and closed in one infer-bench run, and keeping the loader
+  /// alone (the instances still came and went) did not stop it. Throws where there is no loader or
+  /// no instance (guard() turns that into a Status); a later call tries again.
+  static const ::vk::raii::Instance& instance() {
+    static const ::vk::raii::Context* loader = new ::vk::raii::Context();
+    static const ::vk::raii::Instance* made = [] {
+      const ::vk::ApplicationInfo app("infer", 1, "infer", 1, VK_API_VERSION_1_1);
+      const ::vk::InstanceCreateInfo ci({}, &app);
+      return new ::vk::raii::Instance(*loader, ci);
+    }();
+    return *made;
   }
 
   static DeviceInfo query(const ::vk::raii::PhysicalDevice& pd, std::uint32_t index) {
@@ -273,14 +273,13 @@ class Context {
   }
 
   Status init(DeviceChoice choice) {
-    Status created =
-        guard("creating the instance (is a Vulkan loader, libvulkan1, installed?)",
-              [&] { instance_ = std::make_unique<::vk::raii::Instance>(make_instance(loader())); });
-    INFER_TRY(created);
+    const ::vk::raii::Instance* shared = nullptr;
+    INFER_TRY(guard("creating the instance (is a Vulkan loader, libvulkan1, installed?)",
+                    [&] { shared = &instance(); }));
     std::vector<DeviceInfo> infos;
     std::unique_ptr<::vk::raii::PhysicalDevices> devices;
     INFER_TRY(guard("listing devices", [&] {
-      devices = std::make_unique<::vk::raii::PhysicalDevices>(*instance_);
+      devices = std::make_unique<::vk::raii::PhysicalDevices>(*shared);
       for (std::uint32_t i = 0; i < devices->size(); ++i) infos.push_back(query((*devices)[i], i));
     }));
     if (infos.empty())
@@ -357,8 +356,7 @@ class Context {
     return s;
   }
 
-  // Destroyed in reverse: queue, device, physical device, instance (the loader stays: loader()).
-  std::unique_ptr<::vk::raii::Instance> instance_;
+  // Destroyed in reverse: queue, device, physical device (the instance stays: instance()).
   std::unique_ptr<::vk::raii::PhysicalDevice> physical_;
   std::unique_ptr<::vk::raii::Device> device_;
   std::unique_ptr<::vk::raii::Queue> queue_;
