@@ -259,6 +259,15 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       {16, 32, 1, 1, 1, 0, 7, 5},         // 1x1 stride 1, two whole blocks
       {12, 20, 3, 1, 1, 1, 9, 6},         // 3x3, a partial block
       {3, 24, 3, 2, 1, 1, 11, 9},         // a 3-channel stem, stride 2
+      // Stems into a packed output (the sweep's held top): kernels::gemm::convolution_stem on
+      // the integer values; rows wider than its tile, one-row blocks, 4 x 7x7, 1 x 5x5 dilated,
+      // and 3 x 13x13 (507 taps, the most it takes is 512)
+      {3, 64, 3, 2, 1, 1, 67, 9},
+      {4, 17, 7, 2, 1, 3, 45, 13},
+      {1, 8, 5, 1, 2, 4, 40, 7},
+      {3, 20, 13, 3, 1, 2, 50, 16},
+      // 4 x 12x12: 576 taps, past the stem's 512: the int8 GEMM
+      {4, 16, 12, 2, 1, 1, 30, 14},
       {8, 17, 5, 1, 2, 2, 10, 10},        // dilated 5x5, 17 outputs
       {32, 48, 1, 1, 1, 0, 13, 7, 3, 2},  // 1 x 3 kernel, strides 1 x 2, three blocks
       {64, 130, 1, 1, 1, 0, 1, 1},        // a 1x1 map, 9 blocks (the last of 2 channels)
@@ -295,6 +304,12 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       Convolution layer = conv_layer(q);
       CAPTURE(c.cin, c.cout, c.k, c.stride, c.dil, c.pad, c.w, c.h);
       sweep(layer, q, x, "Convolution");
+      // Prepared at pack 1, an input of so few channels gets stem weights where its taps fit the
+      // stem kernel (the sweep above ran them into its held, packed top).
+      REQUIRE(layer.prepare(ElemType::i8, 1, Option{}).ok());
+      if (c.cin <= infer::kernels::gemm::kStemMaxChannels)
+        CHECK(layer.int8.stem_weights.empty() ==
+              (c.cin * c.k * (c.kh ? c.kh : c.k) > infer::kernels::gemm::kStemMaxTaps));
       // Without VNNI, the 3x3 stride-1 cases of 16 channels and more in and out carry Winograd
       // weights (used on maps of 8x8 and up; the sweep's results match the reference either way).
       const bool wino = !infer::kernels::int8::kVnni && c.k == 3 && c.kh == 0 && c.stride == 1 &&

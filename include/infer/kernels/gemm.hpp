@@ -93,6 +93,15 @@ inline void pack_bias(const float* bias, float* dst, int num_output) {
   if (bias) std::copy_n(bias, num_output, dst);
 }
 
+/// What convolution_stem adds to each sum before the activation: `bias` (kBlockM-padded, as
+/// pack_bias) alone; or, with `scale` (padded the same), sum * scale + bias, for the exact integer
+/// sums of int8 inputs and weights, then times `out_scale` before an int8 store.
+struct StemEpilogue {
+  const float* bias = nullptr;
+  const float* scale = nullptr;
+  float out_scale = 0.f;
+};
+
 namespace detail {
 
 using V = simd::fbatch<kWidth>;
@@ -415,10 +424,10 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
 /// of output channels m0 .. (weights: a block of pack_weights<1>, kBlockM floats a k; k's input
 /// offset koff[k]): each input value is broadcast once for the R rows, each weight vector loaded
 /// once for the X pixels, the first `count` pixels stored.
-template <int X, int R, StorageElement T, int OutPack, class Act>
-inline void stem_tile(const T* src, std::size_t step, const std::size_t* koff, int k_total,
-                      const float* a, const float* bias, const MatView<T, OutPack>& out, int m0,
-                      int m, std::size_t first, int count, const Act& act) {
+template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
+inline void stem_tile(const TI* src, std::size_t step, const std::size_t* koff, int k_total,
+                      const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out,
+                      int m0, int m, std::size_t first, int count, const Act& act) {
   V acc[X][R];
 #pragma GCC unroll 32
   for (int j = 0; j < X; ++j)
@@ -428,7 +437,7 @@ inline void stem_tile(const T* src, std::size_t step, const std::size_t* koff, i
     V w[R];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) w[r] = V::load_unaligned(a + r * kWidth);
-    const T* s = src + koff[k];
+    const TI* s = src + koff[k];
 #pragma GCC unroll 32
     for (int j = 0; j < X; ++j) {
       const V x(to_f32(s[std::size_t(j) * step]));
@@ -440,7 +449,20 @@ inline void stem_tile(const T* src, std::size_t step, const std::size_t* koff, i
   for (int r = 0; r < R; ++r) {
     const int c0 = m0 + r * kWidth;
     if (c0 >= m) break;
-    const V bv = V::load_unaligned(bias + r * kWidth);
+    const V bv = V::load_unaligned(e.bias + r * kWidth);
+    if (e.scale) {
+      // Integer sums (an int8 layer's): dequantized as the int8 kernels' epilogue does, and
+      // requantized where the output is int8.
+      const V sv = V::load_unaligned(e.scale + r * kWidth);
+#pragma GCC unroll 32
+      for (int j = 0; j < X; ++j) {
+        if (j >= count) continue;
+        V v = V(act(xsimd::fma(acc[j][r], sv, bv)));
+        if constexpr (std::same_as<T, i8>) v = v * V(e.out_scale);
+        store_channels<OutPack>(out, c0, m, first + std::size_t(j), v);
+      }
+      continue;
+    }
 #pragma GCC unroll 32
     for (int j = 0; j < X; ++j)
       if (j < count)
@@ -451,20 +473,20 @@ inline void stem_tile(const T* src, std::size_t step, const std::size_t* koff, i
 /// One output row of one block of output channels for convolution_stem: tiles of X pixels, the
 /// last one moved back to end at the row's end (its first pixels computed again, stored again),
 /// single pixels where the row is narrower than a tile.
-template <int X, int R, StorageElement T, int OutPack, class Act>
-inline void stem_row(const T* row, std::size_t step, const std::size_t* koff, int k_total,
-                     const float* a, const float* bias, const MatView<T, OutPack>& out, int m0,
+template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
+inline void stem_row(const TI* row, std::size_t step, const std::size_t* koff, int k_total,
+                     const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out, int m0,
                      int m, int y, const Act& act) {
   const std::size_t n_row = std::size_t(y) * std::size_t(out.w);
   if (out.w < X) {
     for (int x = 0; x < out.w; ++x)
-      stem_tile<1, R>(row + std::size_t(x) * step, step, koff, k_total, a, bias, out, m0, m,
+      stem_tile<1, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, m0, m,
                       n_row + std::size_t(x), 1, act);
     return;
   }
   for (int x0 = 0; x0 < out.w; x0 += X) {
     const int x = std::min(x0, out.w - X);
-    stem_tile<X, R>(row + std::size_t(x) * step, step, koff, k_total, a, bias, out, m0, m,
+    stem_tile<X, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, m0, m,
                     n_row + std::size_t(x), X, act);
   }
 }
@@ -484,9 +506,13 @@ inline constexpr int kStemMaxTaps = 512;
 /// Each input value is broadcast straight from the padded input for the block's rows of output
 /// channels; a block with at most kWidth live channels (a stem of 8 outputs, the last block of
 /// 24) runs one row with twice the pixels instead of two rows, the second all zeros.
-template <StorageElement T, int OutPack, class Act>
-void convolution_stem(const MatView<T, 1>& in, const MatView<T, OutPack>& out, const float* weights,
-                      const float* bias, const ConvGeometry& g, const Act& act, int num_threads) {
+/// The input's type TI may differ from the output's T: an int8 layer's stem (int8 input, integer
+/// weights as floats, `e.scale` set) sums exactly in f32, since |sum| <= kStemMaxTaps x 127 x 127
+/// < 2^24, and its epilogue is the int8 kernels' own.
+template <StorageElement TI, StorageElement T, int OutPack, class Act>
+void convolution_stem(const MatView<TI, 1>& in, const MatView<T, OutPack>& out,
+                      const float* weights, const StemEpilogue& e, const ConvGeometry& g,
+                      const Act& act, int num_threads) {
   const int m = out.c * OutPack;
   const int mblocks = (m + kBlockM - 1) / kBlockM;
   const int maxk = g.kernel_w * g.kernel_h;
@@ -509,14 +535,16 @@ void convolution_stem(const MatView<T, 1>& in, const MatView<T, OutPack>& out, c
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int it = 0; it < items; ++it) {
     const int mb = it / out.h, y = it % out.h;
-    const T* row = in.data + std::size_t(y) * g.stride_h * std::size_t(in.w);
+    const TI* row = in.data + std::size_t(y) * g.stride_h * std::size_t(in.w);
     const float* a = weights + std::size_t(mb) * block_floats;
-    const float* bb = bias + std::size_t(mb) * kBlockM;
+    const StemEpilogue eb{e.bias + std::size_t(mb) * kBlockM,
+                                  e.scale ? e.scale + std::size_t(mb) * kBlockM : nullptr,
+                                  e.out_scale};
     const int m0 = mb * kBlockM;
     if (m - m0 <= kWidth)
-      detail::stem_row<2 * kTileN, 1>(row, step, koff.data(), k_total, a, bb, out, m0, m, y, act);
+      detail::stem_row<2 * kTileN, 1>(row, step, koff.data(), k_total, a, eb, out, m0, m, y, act);
     else
-      detail::stem_row<kTileN, kRows>(row, step, koff.data(), k_total, a, bb, out, m0, m, y, act);
+      detail::stem_row<kTileN, kRows>(row, step, koff.data(), k_total, a, eb, out, m0, m, y, act);
   }
 }
 
@@ -541,7 +569,8 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
   }
   if constexpr (InPack == 1 && OutPack > 1) {
     if (in.c <= kStemMaxChannels && in.c * g.kernel_w * g.kernel_h <= kStemMaxTaps) {
-      convolution_stem<T, OutPack>(in, out, weights, bias, g, act, num_threads);
+      convolution_stem<T, T, OutPack>(in, out, weights, StemEpilogue{bias}, g, act,
+                                      num_threads);
       return;
     }
   }

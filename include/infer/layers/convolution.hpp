@@ -326,6 +326,23 @@ struct Convolution {
       int8.packed = detail::pack_gemm_weights(
           q.data(), 1, num_output, int8.padded_channels ? int8.padded_channels : cin, maxk, opt);
       detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
+      // A first layer (a few unpacked channels into a packed output): the float stem kernel on
+      // the integer values, exact (its sums stay below 2^24) and without the GEMM's gather, which
+      // cost a 3 -> 64 channel 3x3 stride-2 layer at 113x113 four times the float layer's time.
+      int8.stem_weights = {};
+      int8.stem_scale = {};
+      int8.stem_bias = {};
+      if (pack == 1 && cin <= kernels::gemm::kStemMaxChannels &&
+          cin * maxk <= kernels::gemm::kStemMaxTaps) {
+        const std::vector<std::int8_t> q8 = detail::quantized_weights(weight_data, int8);
+        const std::vector<float> qf(q8.begin(), q8.end());
+        int8.stem_weights.resize(kernels::gemm::weights_size(num_output, cin * maxk));
+        kernels::gemm::pack_weights<1>(qf.data(), int8.stem_weights.data(), cin, num_output, maxk);
+        int8.stem_scale.resize(kernels::gemm::bias_size(num_output));
+        int8.stem_bias.resize(kernels::gemm::bias_size(num_output));
+        kernels::gemm::pack_bias(int8.scale_in.data(), int8.stem_scale.data(), num_output);
+        kernels::gemm::pack_bias(int8.bias.data(), int8.stem_bias.data(), num_output);
+      }
       // 3x3 stride 1 of at least 16 channels in and out, without VNNI: Winograd F(2x2, 3x3) in
       // integers (kernels/int8_winograd.hpp; the same sums, 2.25x fewer products as int16
       // pairs), used on maps of at least 8x8 (on smaller ones the partial tiles and the weights,
@@ -543,6 +560,30 @@ struct Convolution {
         plan.outh,
         float2int8(pad_value * int8.bottom_scale)};
     const bool requantize = int8_scale_term > 100;
+    if constexpr (Pack == 1) {
+      if (!int8.stem_weights.empty() && out_pack > 1) {
+        auto padded = detail::widen_padded(in.value(), plan.pads, win.pad, opt);
+        if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
+        const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
+                                      w.dilation_h, w.stride_w, w.stride_h};
+        const kernels::gemm::StemEpilogue e{int8.stem_bias.data(), int8.stem_scale.data(),
+                                            int8.top_scale};
+        const MatView<float, 1> src = padded.value().template view<float, 1>();
+        const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+        detail::with_pack<16>(out_pack, [&](auto op) {
+          constexpr int OutPack = decltype(op)::value;
+          if constexpr (OutPack > 1) {
+            if (requantize)
+              kernels::gemm::convolution_stem<float, i8, OutPack>(
+                  src, top.view<i8, OutPack>(), int8.stem_weights.data(), e, g, act, threads);
+            else
+              kernels::gemm::convolution_stem<float, float, OutPack>(
+                  src, top.view<float, OutPack>(), int8.stem_weights.data(), e, g, act, threads);
+          }
+        });
+        return {};
+      }
+    }
     if (Pack == 1 && int8.padded_channels) {
       auto padded = detail::int8_pad_channels(in.value(), int8.padded_channels, opt);
       if (!padded.ok()) return padded.error();
