@@ -329,6 +329,34 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
   }
 }
 
+TEST_CASE("int8 Convolution on an input with no negative value (after a ReLU)",
+          "[int8][convolution]") {
+  // Without VNNI the GEMM's products take such an input as vpmaddubsw's unsigned operand
+  // directly (kernels::int8::tile_sums' NonNegative form); the same sums as the signed form.
+  struct Case {
+    int cin, cout, k, stride, pad, w, h;
+  };
+  const Case cases[] = {
+      {16, 32, 1, 1, 0, 7, 5},    // 1x1, two whole blocks
+      {12, 20, 3, 1, 1, 9, 6},    // 3x3, a partial block
+      {8, 17, 3, 2, 1, 13, 11},   // strided, 17 outputs
+      {64, 130, 1, 1, 0, 3, 2},   // 9 blocks, a partial tile
+  };
+  unsigned seed = 91;
+  for (const Case& c : cases) {
+    for (int term : {2, 102}) {
+      QuantConv q = make_conv(c.cin, c.cout, c.k, c.stride, 1, c.pad, term, {1, {0.f, 0.f}}, seed);
+      q.wscale = absmax_scales(q.w, c.cout);
+      RefTensor x(Shape::of(c.w, c.h, c.cin));
+      x.v = uniform(x.v.size(), 0.f, 3.f, seed + 2);  // 0 to 3: quantized 0 to 127
+      Convolution layer = conv_layer(q);
+      CAPTURE(c.cin, c.cout, c.k, c.stride, c.pad, c.w, c.h, term);
+      sweep(layer, q, x, "Convolution (non-negative input)");
+      ++seed;
+    }
+  }
+}
+
 TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped",
           "[int8][convolution_depthwise]") {
   struct Case {

@@ -48,6 +48,8 @@ inline constexpr bool kAvx2 = true;
 #else
 inline constexpr bool kAvx2 = false;
 #endif
+/// The GEMM's products are AVX2's vpmaddubsw (no VNNI): tile_sums' NonNegative form applies.
+inline constexpr bool kAvx2Products = kAvx2 && !kVnni;
 
 /// The instruction path the products take on this build, for printing.
 constexpr const char* path_name() { return kVnni ? "avx512-vnni" : kAvx2 ? "avx2" : "scalar"; }
@@ -166,8 +168,11 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
 
 /// Sums of MB weight blocks (16 channels each, MB x 16 rows, `astride` bytes apart) against a
 /// panel of NT pixel columns ([k / 16][NT][16] bytes: each pixel's 16 values of a unit together):
-/// sums[b][j][16]. k4 is a multiple of 4.
-template <int MB, int NT>
+/// sums[b][j][16]. k4 is a multiple of 4. NonNegative (AVX2 without VNNI): every panel value is
+/// at least 0 (the input of a layer after a ReLU), so vpmaddubsw takes the values as its unsigned
+/// operand as they are (127 x 127 x 2 fits its int16 sums) without moving the signs of the values
+/// onto the weights: six vector operations a pixel and 4 k in place of nine.
+template <int MB, int NT, bool NonNegative = false>
 inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint8_t* panel, int k4,
                       std::int32_t (*sums)[NT][kBlockM]) {
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -190,31 +195,45 @@ inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint
   for (int b = 0; b < MB; ++b)
     for (int j = 0; j < NT; ++j) _mm512_storeu_si512(sums[b][j], acc[b][j]);
 #elif defined(__AVX2__)
-  // 16 channels as two halves of 8; pixels in groups of 4 (16 registers hold 8 sums at a time).
+  // 16 channels as two halves of 8; pixels in groups of J = 4 (16 registers hold 8 sums at a
+  // time). The pixel loops have constant bounds and unroll, so the sums stay in registers (with a
+  // bound that varied, `j0 + j < NT`, they lived on the stack: a load and a store per product).
+  constexpr int J = NT < 4 ? NT : 4;
+  static_assert(NT % J == 0, "tile_sums: the pixel columns come in whole groups");
   const __m256i ones = _mm256_set1_epi16(1);
   for (int b = 0; b < MB; ++b)
-    for (int j0 = 0; j0 < NT; j0 += 4) {
-      __m256i acc[4][2];
-      for (int j = 0; j < 4; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_si256();
+    for (int j0 = 0; j0 < NT; j0 += J) {
+      __m256i acc[J][2];
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_si256();
       for (int q = 0; q < k4; ++q) {
         const std::int8_t* wq = a + std::size_t(b) * astride + std::size_t(q) * 64;
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq));
         const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wq + 32));
         const std::uint8_t* col = panel + std::size_t(q / 4) * NT * 16 + std::size_t(q % 4) * 4;
-        for (int j = 0; j < 4 && j0 + j < NT; ++j) {
+#pragma GCC unroll 4
+        for (int j = 0; j < J; ++j) {
           std::int32_t x4;
           std::memcpy(&x4, col + (j0 + j) * 16, 4);
           const __m256i x = _mm256_set1_epi32(x4);
-          const __m256i ax = _mm256_sign_epi8(x, x);
-          acc[j][0] = _mm256_add_epi32(
-              acc[j][0],
-              _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w0, x)), ones));
-          acc[j][1] = _mm256_add_epi32(
-              acc[j][1],
-              _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w1, x)), ones));
+          if constexpr (NonNegative) {
+            acc[j][0] = _mm256_add_epi32(acc[j][0],
+                                         _mm256_madd_epi16(_mm256_maddubs_epi16(x, w0), ones));
+            acc[j][1] = _mm256_add_epi32(acc[j][1],
+                                         _mm256_madd_epi16(_mm256_maddubs_epi16(x, w1), ones));
+          } else {
+            const __m256i ax = _mm256_sign_epi8(x, x);
+            acc[j][0] = _mm256_add_epi32(
+                acc[j][0],
+                _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w0, x)), ones));
+            acc[j][1] = _mm256_add_epi32(
+                acc[j][1],
+                _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w1, x)), ones));
+          }
         }
       }
-      for (int j = 0; j < 4 && j0 + j < NT; ++j) {
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums[b][j0 + j]), acc[j][0]);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums[b][j0 + j] + 8), acc[j][1]);
       }
@@ -396,6 +415,20 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
   }
 }
 
+/// Whether no value of `in` is negative: one pass over its planes (the padding between them
+/// skipped), an OR of the bytes that the compiler vectorizes; far cheaper than the products.
+template <int InPack>
+inline bool no_negative(const MatView<i8, InPack>& in) {
+  const std::size_t plane = std::size_t(in.w) * std::size_t(in.h) * InPack;
+  std::uint8_t any = 0;
+  for (int c = 0; c < in.c; ++c) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(in.channel(c));
+    for (std::size_t i = 0; i < plane; ++i) any |= p[i];
+    if (any & 0x80u) return false;
+  }
+  return true;
+}
+
 }  // namespace detail
 
 /// Convolution (grouped: w.groups groups of cin input and w.m output channels) as an int8 GEMM per
@@ -421,6 +454,8 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
     for (int g = 0; g < w.groups; ++g)
       tables.push_back(detail::k_table(win.g, cin, InPack, in.cstep * InPack, g * cin, in.w));
   const detail::KTable empty_table;
+  // Without VNNI, an input with no negative value (nor a negative pad) takes the shorter products.
+  const bool nonneg = kAvx2Products && win.pad >= 0 && detail::no_negative(in);
   const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) *
                                                      n_total * std::size_t(w.groups) / 4)
                           ? num_threads
@@ -452,10 +487,16 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
       for (std::size_t t = t0; t < t1; ++t) {
         alignas(64) std::int32_t sums[2][kTileN][kBlockM];
         const std::uint8_t* tile = panel + (t - t0) * tile_bytes;
-        if (two)
+        if (nonneg) {
+          if (two)
+            detail::tile_sums<2, kTileN, true>(w.block(g, mb), astride, tile, w.k4, sums);
+          else
+            detail::tile_sums<1, kTileN, true>(w.block(g, mb), astride, tile, w.k4, sums);
+        } else if (two) {
           detail::tile_sums<2, kTileN>(w.block(g, mb), astride, tile, w.k4, sums);
-        else
+        } else {
           detail::tile_sums<1, kTileN>(w.block(g, mb), astride, tile, w.k4, sums);
+        }
         const int nvalid = int(std::min<std::size_t>(kTileN, n_total - t * kTileN));
         for (int b = 0; b < (two ? 2 : 1); ++b) {
           const int m0 = (mb + b) * kBlockM;
