@@ -135,6 +135,8 @@ struct Convolution {
   /// 0.43 ms against 0.96, c512_14: 3.0 against 6.3), and its 4x4 tiles waste less of the small
   /// maps (c512_7: 1.3 against 2.1). One variant keeps the layer's instantiations down.
   static constexpr int kWinogradOut = 4;
+  /// Whether an int8 first layer runs the float stem kernel (prepare()): without VNNI.
+  static constexpr bool kUsesInt8Stem = !kernels::int8::kVnni;
   /// The tile of Algorithm::winograd_small: F(2x2, 3x3) (see kWinogradSmallPixels).
   static constexpr int kWinogradSmallOut = 2;
 
@@ -326,13 +328,15 @@ struct Convolution {
       int8.packed = detail::pack_gemm_weights(
           q.data(), 1, num_output, int8.padded_channels ? int8.padded_channels : cin, maxk, opt);
       detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
-      // A first layer (a few unpacked channels into a packed output): the float stem kernel on
-      // the integer values, exact (its sums stay below 2^24) and without the GEMM's gather, which
-      // cost a 3 -> 64 channel 3x3 stride-2 layer at 113x113 four times the float layer's time.
+      // A first layer (a few unpacked channels into a packed output), without VNNI: the float
+      // stem kernel on the integer values, exact (its sums stay below 2^24) and without the GEMM's
+      // gather, which cost a 3 -> 64 channel 3x3 stride-2 layer at 113x113 three times the stem's
+      // time on AVX2 (README). With VNNI (or AMX tiles) the int8 products are 4x the FMA's per
+      // instruction, and the stem is not measured against them: the GEMM stays.
       int8.stem_weights = {};
       int8.stem_scale = {};
       int8.stem_bias = {};
-      if (pack == 1 && cin <= kernels::gemm::kStemMaxChannels &&
+      if (kUsesInt8Stem && pack == 1 && cin <= kernels::gemm::kStemMaxChannels &&
           cin * maxk <= kernels::gemm::kStemMaxTaps) {
         const std::vector<std::int8_t> q8 = detail::quantized_weights(weight_data, int8);
         const std::vector<float> qf(q8.begin(), q8.end());
