@@ -256,9 +256,9 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
     int cin, cout, k, stride, dil, pad, w, h, kh = 0, stride_h = 0;
   };
   const Case cases[] = {
-      {16, 32, 1, 1, 1, 0, 7, 5},         // 1x1 stride 1, two whole blocks
-      {12, 20, 3, 1, 1, 1, 9, 6},         // 3x3, a partial block
-      {3, 24, 3, 2, 1, 1, 11, 9},         // a 3-channel stem, stride 2
+      {16, 32, 1, 1, 1, 0, 7, 5},  // 1x1 stride 1, two whole blocks
+      {12, 20, 3, 1, 1, 1, 9, 6},  // 3x3, a partial block
+      {3, 24, 3, 2, 1, 1, 11, 9},  // a 3-channel stem, stride 2
       // Stems into a packed output (the sweep's held top): kernels::gemm::convolution_stem on
       // the integer values; rows wider than its tile, one-row blocks, 4 x 7x7, 1 x 5x5 dilated,
       // and 3 x 13x13 (507 taps, the most it takes is 512)
@@ -338,10 +338,10 @@ TEST_CASE("int8 Convolution on an input with no negative value (after a ReLU)",
     int cin, cout, k, stride, pad, w, h;
   };
   const Case cases[] = {
-      {16, 32, 1, 1, 0, 7, 5},    // 1x1, two whole blocks
-      {12, 20, 3, 1, 1, 9, 6},    // 3x3, a partial block
-      {8, 17, 3, 2, 1, 13, 11},   // strided, 17 outputs
-      {64, 130, 1, 1, 0, 3, 2},   // 9 blocks, a partial tile
+      {16, 32, 1, 1, 0, 7, 5},   // 1x1, two whole blocks
+      {12, 20, 3, 1, 1, 9, 6},   // 3x3, a partial block
+      {8, 17, 3, 2, 1, 13, 11},  // strided, 17 outputs
+      {64, 130, 1, 1, 0, 3, 2},  // 9 blocks, a partial tile
   };
   unsigned seed = 91;
   for (const Case& c : cases) {

@@ -426,8 +426,8 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
 /// once for the X pixels, the first `count` pixels stored.
 template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
 inline void stem_tile(const TI* src, std::size_t step, const std::size_t* koff, int k_total,
-                      const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out,
-                      int m0, int m, std::size_t first, int count, const Act& act) {
+                      const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out, int m0,
+                      int m, std::size_t first, int count, const Act& act) {
   V acc[X][R];
 #pragma GCC unroll 32
   for (int j = 0; j < X; ++j)
@@ -506,9 +506,10 @@ inline constexpr int kStemMaxTaps = 512;
 /// Each input value is broadcast straight from the padded input for the block's rows of output
 /// channels; a block with at most kWidth live channels (a stem of 8 outputs, the last block of
 /// 24) runs one row with twice the pixels instead of two rows, the second all zeros.
-/// The input's type TI may differ from the output's T: an int8 layer's stem (int8 input, integer
-/// weights as floats, `e.scale` set) sums exactly in f32, since |sum| <= kStemMaxTaps x 127 x 127
-/// < 2^24, and its epilogue is the int8 kernels' own.
+/// The input's type TI may differ from the output's T: an int8 layer's stem (its int8 values
+/// widened to f32, its integer weights as floats, `e.scale` set, T f32 or i8) sums exactly in f32,
+/// since |sum| <= kStemMaxTaps x 127 x 127 < 2^24, and its epilogue is the int8 kernels' own.
+/// Requires in.c x kernel positions <= kStemMaxTaps (convolution_gemm and Convolution check it).
 template <StorageElement TI, StorageElement T, int OutPack, class Act>
 void convolution_stem(const MatView<TI, 1>& in, const MatView<T, OutPack>& out,
                       const float* weights, const StemEpilogue& e, const ConvGeometry& g,
@@ -538,8 +539,7 @@ void convolution_stem(const MatView<TI, 1>& in, const MatView<T, OutPack>& out,
     const TI* row = in.data + std::size_t(y) * g.stride_h * std::size_t(in.w);
     const float* a = weights + std::size_t(mb) * block_floats;
     const StemEpilogue eb{e.bias + std::size_t(mb) * kBlockM,
-                                  e.scale ? e.scale + std::size_t(mb) * kBlockM : nullptr,
-                                  e.out_scale};
+                          e.scale ? e.scale + std::size_t(mb) * kBlockM : nullptr, e.out_scale};
     const int m0 = mb * kBlockM;
     if (m - m0 <= kWidth)
       detail::stem_row<2 * kTileN, 1>(row, step, koff.data(), k_total, a, eb, out, m0, m, y, act);
@@ -569,8 +569,7 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
   }
   if constexpr (InPack == 1 && OutPack > 1) {
     if (in.c <= kStemMaxChannels && in.c * g.kernel_w * g.kernel_h <= kStemMaxTaps) {
-      convolution_stem<T, T, OutPack>(in, out, weights, StemEpilogue{bias}, g, act,
-                                      num_threads);
+      convolution_stem<T, T, OutPack>(in, out, weights, StemEpilogue{bias}, g, act, num_threads);
       return;
     }
   }

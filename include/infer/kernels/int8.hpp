@@ -57,10 +57,10 @@ constexpr const char* path_name() { return kVnni ? "avx512-vnni" : kAvx2 ? "avx2
 /// What every output channel's epilogue needs, indexed by the channel's slot in the packed weights
 /// (group g, channel m of the group: g * m_pad + m).
 struct Epilogue {
-  const float* scale_in = nullptr;    ///< 1 / (bottom scale x weight scale); 0 for a zero scale
-  const float* bias = nullptr;        ///< bias (0 without bias_term)
+  const float* scale_in = nullptr;     ///< 1 / (bottom scale x weight scale); 0 for a zero scale
+  const float* bias = nullptr;         ///< bias (0 without bias_term)
   const std::int32_t* comp = nullptr;  ///< 128 x weight sum on the VNNI path, else zeros
-  float out_scale = 0.f;              ///< > 0: requantize to int8 with this scale
+  float out_scale = 0.f;               ///< > 0: requantize to int8 with this scale
 };
 
 /// Weights laid out for conv_gemm / gemv.
@@ -73,8 +73,8 @@ struct PackedWeights {
   bool amx = false;
 
   const std::int8_t* block(int g, int mb) const {
-    return a.data() + (std::size_t(g) * std::size_t(m_pad / kBlockM) + std::size_t(mb)) *
-                          std::size_t(k4) * 64;
+    return a.data() +
+           (std::size_t(g) * std::size_t(m_pad / kBlockM) + std::size_t(mb)) * std::size_t(k4) * 64;
   }
 };
 
@@ -129,8 +129,7 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
 #if XSIMD_WITH_AVX512F
   {
     using V = simd::fbatch<16>;
-    const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(sums),
-                                       _mm512_loadu_si512(e.comp + slot));
+    const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(sums), _mm512_loadu_si512(e.comp + slot));
     V x = xsimd::fma(V(_mm512_cvtepi32_ps(s)), V::load_unaligned(e.scale_in + slot),
                      V::load_unaligned(e.bias + slot));
     x = act(x);
@@ -217,10 +216,10 @@ inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint
           std::memcpy(&x4, col + (j0 + j) * 16, 4);
           const __m256i x = _mm256_set1_epi32(x4);
           if constexpr (NonNegative) {
-            acc[j][0] = _mm256_add_epi32(acc[j][0],
-                                         _mm256_madd_epi16(_mm256_maddubs_epi16(x, w0), ones));
-            acc[j][1] = _mm256_add_epi32(acc[j][1],
-                                         _mm256_madd_epi16(_mm256_maddubs_epi16(x, w1), ones));
+            acc[j][0] =
+                _mm256_add_epi32(acc[j][0], _mm256_madd_epi16(_mm256_maddubs_epi16(x, w0), ones));
+            acc[j][1] =
+                _mm256_add_epi32(acc[j][1], _mm256_madd_epi16(_mm256_maddubs_epi16(x, w1), ones));
           } else {
             const __m256i ax = _mm256_sign_epi8(x, x);
             acc[j][0] = _mm256_add_epi32(
@@ -247,9 +246,8 @@ inline void tile_sums(const std::int8_t* a, std::size_t astride, const std::uint
           for (int i = 0; i < 4; ++i)
             s += std::int32_t(a[std::size_t(b) * astride + std::size_t(q) * 64 +
                                 std::size_t(l) * 4 + std::size_t(i)]) *
-                 std::int32_t(std::int8_t(panel[std::size_t(q / 4) * NT * 16 +
-                                                 std::size_t(j) * 16 + std::size_t(q % 4) * 4 +
-                                                 std::size_t(i)]));
+                 std::int32_t(std::int8_t(panel[std::size_t(q / 4) * NT * 16 + std::size_t(j) * 16 +
+                                                std::size_t(q % 4) * 4 + std::size_t(i)]));
         sums[b][j][l] = s;
       }
 #endif
@@ -308,8 +306,7 @@ inline KTable k_table(const ConvGeometry& geo, int cin, int in_pack, std::size_t
 /// value through `table` (k_table of the group).
 template <int InPack>
 void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, int cin, int k4,
-                 std::size_t n0, std::size_t n_total, const KTable& table,
-                 std::uint8_t* panel) {
+                 std::size_t n0, std::size_t n_total, const KTable& table, std::uint8_t* panel) {
   const ConvGeometry& geo = win.g;
   const int maxk = geo.kernel_w * geo.kernel_h;
   const int K = cin * maxk;
@@ -325,7 +322,7 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
   }
   const std::uint8_t padb = gathered(win.pad);
   const int c_base = g * cin;
-  const int units = k4 / 4;  // 16-value units of the panel
+  const int units = k4 / 4;                            // 16-value units of the panel
   auto at = [&](int j, int dy, int dx) -> const i8* {  // null: outside the input
     const int iy = iy0[j] + dy, ix = ix0[j] + dx;
     if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) return nullptr;
@@ -369,7 +366,8 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
       const int tap = k / cin, c = c_base + k % cin;
       const int dy = (tap / geo.kernel_w) * geo.dilation_h;
       const int dx = (tap % geo.kernel_w) * geo.dilation_w;
-      const std::size_t plane = std::size_t(c / InPack) * in.cstep * InPack + std::size_t(c % InPack);
+      const std::size_t plane =
+          std::size_t(c / InPack) * in.cstep * InPack + std::size_t(c % InPack);
       for (int j = 0; j < kTileN; ++j) {
         const i8* src = ok[j] ? at(j, dy, dx) : nullptr;
         std::uint32_t v = ok[j] ? std::uint32_t(padb) * 0x01010101u : 0u;
@@ -384,11 +382,12 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
   }
   // Pixels whose whole window lies inside the input read every k at a fixed offset from their
   // window's corner; the others check each k.
-  const int ext_w = (geo.kernel_w - 1) * geo.dilation_w, ext_h = (geo.kernel_h - 1) * geo.dilation_h;
+  const int ext_w = (geo.kernel_w - 1) * geo.dilation_w,
+            ext_h = (geo.kernel_h - 1) * geo.dilation_h;
   bool inside[kTileN];
   for (int j = 0; j < kTileN; ++j) {
-    inside[j] = ok[j] && iy0[j] >= 0 && iy0[j] + ext_h < in.h && ix0[j] >= 0 &&
-                ix0[j] + ext_w < in.w;
+    inside[j] =
+        ok[j] && iy0[j] >= 0 && iy0[j] + ext_h < in.h && ix0[j] >= 0 && ix0[j] + ext_w < in.w;
     if (!inside[j]) continue;
     const i8* corner =
         in.data + (std::size_t(iy0[j]) * std::size_t(in.w) + std::size_t(ix0[j])) * InPack;
@@ -456,8 +455,8 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
   const detail::KTable empty_table;
   // Without VNNI, an input with no negative value (nor a negative pad) takes the shorter products.
   const bool nonneg = kAvx2Products && win.pad >= 0 && detail::no_negative(in);
-  const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) *
-                                                     n_total * std::size_t(w.groups) / 4)
+  const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) * n_total *
+                                                     std::size_t(w.groups) / 4)
                           ? num_threads
                           : 1;
   // Work items: (group, chunk of tiles, share of the channel pairs); the channel pairs are split
@@ -542,9 +541,8 @@ void gemv(const std::uint8_t* xs, float* out, const PackedWeights& w, const Epil
 /// channels at a time: `weights` [c / Pack][maxk][Pack] as floats of the int8 values, epilogue
 /// slots by channel.
 template <class TO, int Pack, class Act>
-void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out,
-                    const float* weights, const ConvWindow& win, const Epilogue& e, const Act& act,
-                    int num_threads) {
+void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, const float* weights,
+                    const ConvWindow& win, const Epilogue& e, const Act& act, int num_threads) {
   // The Pack lanes as B registers of W floats (pack 16 on AVX2: two of 8).
   constexpr int W = kernels::detail::Lanes<Pack>::W, B = Pack / W;
   // Output pixels summed side by side where their windows lie inside the input: eight on one
@@ -642,9 +640,9 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out,
             const int ix = ix0 + kx * geo.dilation_w;
             const float* wt = wq + std::size_t(ky * geo.kernel_w + kx) * Pack;
             const bool in_bounds = inside || (iy >= 0 && iy < in.h && ix >= 0 && ix < in.w);
-            const i8* src = in_bounds ? plane + (std::size_t(iy) * std::size_t(in.w) +
-                                                 std::size_t(ix)) * Pack
-                                      : plane;
+            const i8* src =
+                in_bounds ? plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * Pack
+                          : plane;
             for (int b = 0; b < B; ++b)
               acc[b] = fma(in_bounds ? load(src + b * W) : pad, vec(wt + b * W), acc[b]);
           }

@@ -732,7 +732,6 @@ struct Convolution {
   static constexpr bool kBf16Storage = kernels::bf16dot::kAvailable &&
                                        (std::same_as<T, f32> || std::same_as<T, bf16>);
 
-
   /// Fewest input and output channels that take Winograd (see algorithm()).
   static constexpr int kWinogradMinChannels = 16;
 
