@@ -219,6 +219,7 @@ static_assert(infer::FoldsAffine<Convolution>);
 static_assert(infer::io::LoadsWeights<Convolution>);
 static_assert(infer::ShapeInferable<Convolution>);
 static_assert(infer::FusesActivation<Convolution, infer::f16, 8, infer::act::HardSwish>);
+static_assert(infer::FusesResidual<Convolution, infer::bf16, 4, infer::act::ReLU>);
 
 }  // namespace
 
@@ -623,6 +624,138 @@ TEST_CASE("Convolution: a stem of few pack-1 channels into a packed output (conv
       }
     }
   }
+}
+
+namespace {
+
+/// A Convolution with a residual sum taken in, as the composer fuses ResNet's shortcut: inputs
+/// (x, r), output act(conv(x) + bias + r) through forward_residual, its activation the layer's.
+struct ConvolutionResidual {
+  static constexpr std::string_view ncnn_type = "ConvolutionResidual";
+  Convolution conv;
+  using storage = infer::storage_list<infer::f32, infer::f16, infer::bf16>;
+  using packs = infer::all_packs;
+  Status prepare(ElemType type, int pack, const Option& opt, const Shape& in) {
+    return conv.prepare(type, pack, opt, in);
+  }
+  Status prepare(ElemType type, int pack, const Option& opt) {
+    return conv.prepare(type, pack, opt);
+  }
+  template <infer::StorageElement T, int Pack>
+  Status forward(std::span<const Mat> in, std::span<Mat> out, const Option& opt) const {
+    return infer::layers::with_activation(conv.activation, [&](const auto& a) {
+      return conv.forward_residual<T, Pack>(in[0], in[1], out[0], opt, a);
+    });
+  }
+};
+
+/// conv_ref with the residual added before the activation.
+RefTensor conv_residual_ref(const RefTensor& x, const RefTensor& r, Convolution c) {
+  const ActivationParam a = c.activation;
+  c.activation = {};
+  RefTensor out = conv_ref(x, c);
+  REQUIRE(out.shape == r.shape);
+  for (std::size_t i = 0; i < out.v.size(); ++i) out.v[i] = activation_ref(out.v[i] + r.v[i], a);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Convolution forward_residual adds the residual in every algorithm's epilogue",
+          "[layer][convolution][residual]") {
+  // Each float algorithm on odd shapes, every type and pack the tester sweeps (the residual at
+  // the output's pack, as the composer plans it): the 1x1 GEMM read in place, at pack 1 its
+  // pixel tiles (7 channels), the im2col GEMM (3x3 stride 2, dilated 3x3), Winograd F(4x4) and
+  // F(2x2) (3x3 stride 1 on more and fewer than kWinogradSmallPixels outputs), the direct kernel
+  // (9800 inputs), with activations that do not commute with the sum.
+  struct Case {
+    int cin, outc, kernel, stride, pad, dilation, act;
+    Shape in;
+    const char* what;
+  };
+  const Case cases[] = {
+      {16, 24, 1, 1, 0, 1, 1, Shape::of(9, 7, 16), "1x1 16->24 ReLU"},
+      {7, 7, 1, 1, 0, 1, 3, Shape::of(13, 11, 7), "1x1 7->7 clip (pack 1)"},
+      {24, 32, 3, 2, 1, 1, 2, Shape::of(10, 9, 24), "3x3 s2 24->32 leaky"},
+      {8, 12, 3, 1, 2, 2, 6, Shape::of(7, 8, 8), "3x3 dilation 2 8->12 hardswish"},
+      {16, 16, 3, 1, 1, 1, 1, Shape::of(18, 15, 16), "3x3 16->16 Winograd F(4x4) ReLU"},
+      {32, 16, 3, 1, 1, 1, 4, Shape::of(9, 7, 32), "3x3 32->16 Winograd F(2x2) sigmoid"},
+      {9800, 3, 3, 1, 1, 1, 0, Shape::of(3, 4, 9800), "3x3 9800->3 direct"},
+  };
+  int index = 0;
+  for (const Case& k : cases) {
+    Convolution c = with_weights({.num_output = k.outc,
+                                  .kernel_w = k.kernel,
+                                  .dilation_w = k.dilation,
+                                  .stride_w = k.stride,
+                                  .pad_left = k.pad,
+                                  .bias_term = 1},
+                                 k.cin, unsigned(40 + index++));
+    c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
+                           : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
+                           : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
+                                        : std::array<float, 2>{0.f, 0.f}};
+    const Shape out = inferred(c, k.in);
+    REQUIRE(out.dims == 3);
+    const bool winograd = c.uses_winograd(4) || c.uses_winograd(8) || c.uses_winograd(16);
+    LayerTester(ConvolutionResidual{c}, k.what)
+        .reference([c](const std::vector<RefTensor>& in) {
+          return std::vector<RefTensor>{conv_residual_ref(in[0], in[1], c)};
+        })
+        .inputs({k.in, out})
+        .tolerance(ElemType::f32, winograd ? kWinogradAbs : 1e-4f, winograd ? kWinogradRel : 1e-4f)
+        .tolerance(ElemType::bf16, bf16_tolerance(c))
+        .run();
+  }
+}
+
+TEST_CASE("Convolution forward_residual: the stem kernel, and residuals that do not match",
+          "[layer][convolution][residual]") {
+  // A 3-channel pack-1 input into an output planned at a wider pack runs convolution_stem, which
+  // adds the residual too.
+  Convolution c = with_weights(
+      {.num_output = 16, .kernel_w = 3, .stride_w = 2, .pad_left = 1, .bias_term = 1}, 3, 61);
+  c.activation = {1, {}};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  RefTensor x(Shape::of(21, 17, 3));
+  for (float& v : x.v) v = dist(rng);
+  const Shape out_shape = inferred(c, x.shape);
+  RefTensor r(out_shape);
+  for (float& v : r.v) v = dist(rng);
+  const RefTensor want = conv_residual_ref(x, r, c);
+  Option opt;
+  REQUIRE(c.prepare(ElemType::f32, 1, opt).ok());
+  for (int pack : {4, 8, 16}) {
+    if (pack > infer::simd::max_width) continue;
+    CAPTURE(pack);
+    Mat res, top;
+    REQUIRE(infer::convert(infer::test::to_mat(r), res, ElemType::f32, pack, opt).ok());
+    REQUIRE(top.create(out_shape, ElemType::f32, pack).ok());
+    const Status st =
+        c.forward_residual<float, 1>(infer::test::to_mat(x), res, top, opt, infer::act::ReLU{});
+    INFO((st.ok() ? std::string("ok") : st.message()));
+    REQUIRE(st.ok());
+    REQUIRE(top.elempack() == pack);
+    const RefTensor got = infer::test::from_mat(top);
+    for (std::size_t i = 0; i < want.v.size(); ++i)
+      REQUIRE(got.v[i] == Approx(want.v[i]).margin(1e-4).epsilon(1e-4));
+  }
+  // A residual of another shape or pack: an error naming both, not a read out of bounds.
+  Convolution g = with_weights({.num_output = 8, .kernel_w = 1, .bias_term = 1}, 8, 62);
+  REQUIRE(g.prepare(ElemType::f32, 8, opt).ok());
+  Mat in8, wrong, top;
+  REQUIRE(
+      infer::convert(infer::test::to_mat(RefTensor(Shape::of(5, 4, 8))), in8, ElemType::f32, 8, opt)
+          .ok());
+  REQUIRE(wrong.create(Shape::of(4, 4, 8), ElemType::f32, 8).ok());
+  Status st = g.forward_residual<float, 8>(in8, wrong, top, opt, infer::act::Identity{});
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("residual") && Catch::Contains("does not match"));
+  REQUIRE(wrong.create(Shape::of(5, 4, 8), ElemType::f32, 1).ok());
+  st = g.forward_residual<float, 8>(in8, wrong, top, opt, infer::act::Identity{});
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("does not match"));
 }
 
 TEST_CASE("Convolution fold_affine equals convolution then affine", "[layer][convolution]") {

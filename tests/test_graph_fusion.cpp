@@ -5,6 +5,7 @@
 #include <cmath>
 #include <infer/graph.hpp>
 #include <infer/layers/batchnorm.hpp>
+#include <infer/layers/binary_op.hpp>
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/convolution_depthwise.hpp>
 #include <infer/layers/deconvolution.hpp>
@@ -247,4 +248,143 @@ TEST_CASE("weights load through the graph in ncnn order and fold at load", "[gra
   const Status bad = h.load(short_mb);
   REQUIRE(!bad.ok());
   CHECK_THAT(bad.message(), Catch::Contains("node 0 (Convolution 'conv_a')"));
+}
+
+namespace {
+
+// ResNet's shortcuts on the CPU: a sum (Eltwise or BinaryOp add) of a convolution's output and
+// another blob of its shape fuses into that convolution, which adds the other blob in its kernel's
+// epilogue, then applies the sum's activation. Winograd (3x3 16 -> 16 on 11x9, F(2x2)) with a
+// folded BatchNorm and the ReLU after the sum; a 1x1 projection pair (either may take the sum; no
+// activation after it); a 7-channel pair at pack 1 (3x3 stride 2 im2col and a 1x1 stride 2) whose
+// sum goes on to Swish; a sum whose convolution has a second reader stays a step, as does a
+// weighted one.
+constexpr BinaryOp add() {
+  BinaryOp b;
+  b.op_type = 0;
+  return b;
+}
+constexpr Eltwise weighted_sum() {
+  Eltwise e;
+  e.op_type = 1;
+  e.coeffs = {1.f, 0.5f};
+  return e;
+}
+
+static constexpr auto resnet = graph::make_graph(
+    input("in", Shape::of(11, 9, 16)),                                    //
+    node(conv(16, 16, 3, 1, 1), "in", "c1"), node(bn(16), "c1", "b1"),    //
+    node(ReLU{}, "b1", "r1"),                                             //
+    node(conv(16, 16, 3, 1, 1), "r1", "c2"), node(bn(16), "c2", "b2"),    // takes s1 and r2
+    node(Eltwise{1}, from("b2", "in"), "s1"), node(ReLU{}, "s1", "r2"),   //
+    node(conv(16, 24, 1, 1, 0), "r2", "c3"),                              // takes s2
+    node(conv(16, 24, 1, 1, 0), "r2", "c4"),                              //
+    node(add(), from("c4", "c3"), "s2"),                                  //
+    node(conv(24, 7, 3, 2, 1), "s2", "c5"),                               // takes s3, Swish
+    node(conv(24, 7, 1, 2, 0), "s2", "c6"),                               //
+    node(Eltwise{1}, from("c5", "c6"), "s3"), node(Swish{}, "s3", "r3"),  //
+    node(conv(7, 7, 1, 1, 0), "r3", "c7"), node(ReLU{}, "c7", "r7"),      // two readers
+    node(Eltwise{1}, from("c7", "r3"), "s4"),                             //
+    node(conv(7, 7, 1, 1, 0), "s4", "c8"),                                //
+    node(weighted_sum(), from("c8", "r7"), "out"), output("out"));
+
+using ResFused = graph::StaticGraph<resnet>;
+using ResPlain = graph::StaticGraph<resnet, graph::Target{ElemType::f32, 1, false, false}>;
+
+Mat resnet_input(unsigned seed) {
+  Mat m(Shape::of(11, 9, 16));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int q = 0; q < 16; ++q)
+    for (int i = 0; i < 99; ++i) static_cast<float*>(m.channel_data(q))[i] = u(rng);
+  return m;
+}
+
+bool has_step(const graph::Plan& p, std::string_view name) {
+  for (const auto& s : p.steps)
+    if (s.kind == graph::StepDesc::layer && p.desc.nodes[std::size_t(s.node)].name == name)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("residual sums fuse into the convolution before them on the CPU",
+          "[graph][fusion][residual]") {
+  const graph::Plan p = ResFused::plan();
+  REQUIRE(p.error.ok());
+  const std::string text = graph::format_plan(p);
+  INFO(text);
+  for (std::string_view gone : {"s1", "r2", "s2", "s3", "r3"}) {
+    INFO("node " << gone);
+    CHECK_FALSE(has_step(p, gone));
+  }
+  for (std::string_view kept : {"c4", "c6", "s4", "out"}) {
+    INFO("node " << kept);
+    CHECK(has_step(p, kept));
+  }
+  const auto& c2 = step_of(p, "c2");
+  CHECK(c2.in.size() == 2);
+  CHECK(c2.act.type == 1);
+  CHECK(c2.folded.size() == 1);
+  CHECK(step_of(p, "c3").in.size() == 2);
+  CHECK(step_of(p, "c3").act.type == 0);
+  CHECK(step_of(p, "c5").act.type == 7);
+  CHECK(step_of(p, "c7").in.size() == 1);
+  CHECK(step_of(p, "c8").in.size() == 1);
+  CHECK_THAT(text, Catch::Contains("+sum Eltwise 's1'") && Catch::Contains("+sum BinaryOp 's2'"));
+  // The residual is read at the output's pack.
+  for (std::string_view name : {"c2", "c3", "c5"}) {
+    const auto& s = step_of(p, name);
+    CHECK(p.buffers[std::size_t(s.in[1])].pack == p.buffers[std::size_t(s.out[0])].pack);
+  }
+  CHECK(ResPlain::plan().steps.size() == 19);
+}
+
+TEST_CASE("fused residual sums agree with the plain graph at every type and pack",
+          "[graph][fusion][residual]") {
+  Option opt;
+  opt.num_threads = 2;
+  ResPlain plain(opt);
+  set_weights(plain, 21);
+  ResFused fused(opt);
+  set_weights(fused, 21);
+  graph::StaticGraph<resnet, graph::Target{ElemType::f32, 4}> pack4(opt);
+  set_weights(pack4, 21);
+  graph::StaticGraph<resnet, graph::Target{ElemType::f16, 8}> half(opt);
+  set_weights(half, 21);
+  graph::StaticGraph<resnet, graph::Target{ElemType::bf16, 16}> brain(opt);
+  set_weights(brain, 21);
+  for (unsigned seed : {1u, 2u}) {
+    const Mat in = resnet_input(seed);
+    REQUIRE(plain.forward(in).ok());
+    REQUIRE(fused.forward(in).ok());
+    REQUIRE(pack4.forward(in).ok());
+    REQUIRE(half.forward(in).ok());
+    REQUIRE(brain.forward(in).ok());
+    const Mat& want_mat = plain.output();
+    REQUIRE(want_mat.shape() == Shape::of(6, 5, 7));
+    const std::size_t n = 6 * 5;
+    float peak = 0.f;
+    for (int q = 0; q < 7; ++q)
+      for (std::size_t i = 0; i < n; ++i)
+        peak = std::max(peak, std::fabs(static_cast<const float*>(want_mat.channel_data(q))[i]));
+    auto compare = [&](const Mat& got_mat, float rel, const char* what) {
+      REQUIRE(got_mat.shape() == want_mat.shape());
+      REQUIRE(got_mat.elempack() == 1);
+      std::size_t bad = 0;
+      for (int q = 0; q < 7; ++q)
+        for (std::size_t i = 0; i < n; ++i) {
+          const float g = static_cast<const float*>(got_mat.channel_data(q))[i];
+          const float w = static_cast<const float*>(want_mat.channel_data(q))[i];
+          bad += !(std::fabs(g - w) <= rel * peak);
+        }
+      INFO(what << ": " << bad << " values off by more than " << rel << " of " << peak);
+      CHECK(bad == 0);
+    };
+    compare(fused.output(), 1e-4f, "fused f32");
+    compare(pack4.output(), 1e-4f, "fused f32 pack 4");
+    compare(half.output(), 2e-2f, "fused f16 pack 8");
+    compare(brain.output(), 1e-1f, "fused bf16 pack 16");
+  }
 }

@@ -114,9 +114,9 @@ TEST_CASE("a Vulkan target places GPU layers on the GPU and transfers at the bor
     }
     // Every step reads and writes buffers on its own side, transfers from one side to the other.
     for (int b : s.in) {
-      const Device want = s.kind == StepDesc::upload ? Device::cpu : s.kind == StepDesc::download
-                                                                         ? Device::vulkan
-                                                                         : s.device;
+      const Device want = s.kind == StepDesc::upload     ? Device::cpu
+                          : s.kind == StepDesc::download ? Device::vulkan
+                                                         : s.device;
       CHECK(p.buffers[std::size_t(b)].device == want);
     }
     for (int b : s.out) {
@@ -394,13 +394,38 @@ TEST_CASE("on the GPU a convolution takes in the residual sum after it, then its
   CHECK(gpu.desc.blobs[std::size_t(res.blob)] == "short");
 
   // A weighted sum, a CPU target, a convolution without a GPU forward: no residual fusion (the
-  // sum keeps its step).
+  // sum keeps its step), for a layer with no CPU forward_residual (fuses_residual).
   for (const graph::Plan& p : {graph::compose(graph_of(1, true), gpu_target(), shapes),
                                graph::compose(graph_of(0, true), graph::Target{}, shapes),
                                graph::compose(graph_of(0, false), gpu_target(), shapes)}) {
     REQUIRE(p.error.ok());
     CHECK(step_of(p, "sum") != nullptr);
     CHECK(step_of(p, "conv")->in.size() == 1);
+  }
+  // With one, a CPU target fuses the sum, as does a GPU target where the convolution stays on the
+  // CPU and the sum has no GPU forward either; a sum on the other device than the convolution
+  // stays a step; an int8 convolution keeps it too.
+  for (int form = 0; form < 4; ++form) {
+    graph::GraphDesc d = graph_of(0, form != 1);
+    for (graph::NodeDesc& n : d.nodes) {
+      if (n.name == "conv") {
+        n.fuses_residual = true;
+        n.int8 = form == 3;
+        if (form == 2) n.vulkan = false;
+      }
+      if (n.name == "sum" && form == 2) n.vulkan = false;
+    }
+    const graph::Plan p = graph::compose(d,
+                                         form == 3   ? graph::Target{}
+                                         : form == 0 ? graph::Target{}
+                                                     : gpu_target(),
+                                         shapes);
+    REQUIRE(p.error.ok());
+    CAPTURE(form);
+    INFO(graph::format_plan(p));
+    const bool fused = form == 0 || form == 2;
+    CHECK((step_of(p, "sum") == nullptr) == fused);
+    CHECK(step_of(p, "conv")->in.size() == (fused ? 2u : 1u));
   }
 }
 
@@ -451,11 +476,11 @@ TEST_CASE("a grouped convolution runs at a pack that fills its groups", "[graph]
     d.outputs.push_back(d.blob_id("out"));
     graph::Target t;
     t.max_pack = 16;
-    return graph::compose(std::move(d), t, [cout](int, std::span<const Shape> in,
-                                                  std::span<Shape> out) {
-      out[0] = Shape::of(in[0].w, in[0].h, cout);
-      return ShapeCheck{};
-    });
+    return graph::compose(std::move(d), t,
+                          [cout](int, std::span<const Shape> in, std::span<Shape> out) {
+                            out[0] = Shape::of(in[0].w, in[0].h, cout);
+                            return ShapeCheck{};
+                          });
   };
   auto pack_of = [](const graph::Plan& p) {
     for (const StepDesc& s : p.steps)
@@ -510,11 +535,12 @@ TEST_CASE("element-wise layers and splits run at their inputs' pack where their 
     d.outputs.push_back(d.blob_id("out"));
     graph::Target t;
     t.max_pack = 16;
-    return graph::compose(std::move(d), t, [](int n, std::span<const Shape> in,
-                                              std::span<Shape> out) {
-      for (Shape& o : out) o = Shape::of(in[0].w, in[0].h, n == 2 || n == 6 ? 60 : 240);
-      return ShapeCheck{};
-    });
+    return graph::compose(std::move(d), t,
+                          [](int n, std::span<const Shape> in, std::span<Shape> out) {
+                            for (Shape& o : out)
+                              o = Shape::of(in[0].w, in[0].h, n == 2 || n == 6 ? 60 : 240);
+                            return ShapeCheck{};
+                          });
   };
   auto pack_of = [](const graph::Plan& p, std::string_view name) {
     for (const StepDesc& s : p.steps)

@@ -1,11 +1,12 @@
 // infer::Net on the real networks in models/: the fast plan (fused, packed, in place) against the
 // reference plan (pack 1, nothing fused or folded, every blob its own buffer) on the same random
 // weights and input; weights through .bin bytes; any blob as an output; errors.
+#include <fmt/core.h>
+
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <fmt/core.h>
 #include <infer/graph/print.hpp>
 #include <infer/net.hpp>
 #include <infer/simd.hpp>
@@ -331,6 +332,53 @@ TEST_CASE("Net: Swish (and Sigmoid) fuse into their CPU producers", "[net][fusio
     }
   CHECK(swish == 4);
   CHECK(sigmoid == 1);
+}
+
+TEST_CASE("Net: residual sums fuse into the convolution before them", "[net][fusion][residual]") {
+  // ResNet's basic block (3x3 convolutions, BatchNorm folded, the ReLU after the sum), a
+  // bottleneck's 1x1 projection pair summed by BinaryOp, MobileNet-v2's linear 1x1 into a sum at
+  // pack 1 (13 channels) and a sum whose convolution has another reader (kept). Values match the
+  // reference plan's; the plan prints each fused sum.
+  const char* text =
+      "7767517\n"
+      "17 21\n"
+      "Input data 0 1 data 0=14 1=12 2=16\n"
+      "Split sp 1 2 data d1 d2\n"
+      "Convolution c1 1 1 d1 c1 0=16 1=3 4=1 5=1 6=2304 9=1\n"
+      "Convolution c2 1 1 c1 c2 0=16 1=3 4=1 5=0 6=2304\n"
+      "BatchNorm bn 1 1 c2 bn 0=16\n"
+      "Eltwise s1 2 1 bn d2 s1 0=1\n"
+      "ReLU r1 1 1 s1 r1\n"
+      "Split sp2 1 2 r1 e1 e2\n"
+      "Convolution c3 1 1 e1 c3 0=32 1=1 5=1 6=512\n"
+      "Convolution c4 1 1 e2 c4 0=32 1=1 5=1 6=512\n"
+      "BinaryOp s2 2 1 c3 c4 s2 0=0\n"
+      "Convolution c5 1 1 s2 c5 0=13 1=1 5=1 6=416\n"
+      "Split sp3 1 2 c5 f1 f2\n"
+      "Convolution c6 1 1 f1 c6 0=13 1=1 5=1 6=169\n"
+      "Eltwise s3 2 1 c6 f2 s3 0=1\n"
+      "Split sp4 1 2 s3 g1 g2\n"
+      "Eltwise out 2 1 g1 g2 out 0=1\n";
+  const PlannedNet planned = plan_matching_reference(text, 9);
+  const infer::graph::Plan& p = *planned.plan;
+  const std::string printed = infer::graph::format_plan(p);
+  INFO(printed);
+  CHECK_THAT(printed, Catch::Contains("+sum Eltwise 's1' +ReLU"));
+  CHECK_THAT(printed, Catch::Contains("+sum BinaryOp 's2'"));
+  CHECK_THAT(printed, Catch::Contains("+sum Eltwise 's3'"));
+  int sums = 0, residuals = 0;
+  for (const auto& s : p.steps)
+    if (s.kind == infer::graph::StepDesc::layer) {
+      const auto& d = p.desc.nodes[std::size_t(s.node)];
+      sums += d.type == "Eltwise" || d.type == "BinaryOp";
+      residuals += s.residual_node >= 0;
+      if (s.residual_node >= 0) {
+        CHECK(s.in.size() == 2);
+        CHECK(p.buffers[std::size_t(s.in[1])].pack == p.buffers[std::size_t(s.out[0])].pack);
+      }
+    }
+  CHECK(residuals == 3);
+  CHECK(sums == 1);  // `out` sums a blob with itself (two reads of s3): no convolution before it
 }
 
 TEST_CASE("Net: a convolution of a pack-1 input writes the widest pack its outputs allow",

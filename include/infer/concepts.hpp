@@ -262,6 +262,14 @@ concept FusesActivation = requires(const L& l, const Mat& bottom, Mat& top, cons
   { l.template forward_fused<T, Pack>(bottom, top, opt, act) } -> std::same_as<Status>;
 };
 
+/// A fusing layer that also takes in a residual sum: forward_residual(bottom, residual, top, opt,
+/// act) computes act(layer(bottom) + residual), the residual of the output's shape (Convolution).
+template <class L, class T, int Pack, class Act>
+concept FusesResidual = requires(const L& l, const Mat& bottom, const Mat& residual, Mat& top,
+                                 const Option& opt, const Act& act) {
+  { l.template forward_residual<T, Pack>(bottom, residual, top, opt, act) } -> std::same_as<Status>;
+};
+
 /// A layer that folds a following per-channel affine map y = x * a + b (BatchNorm, Scale) into its
 /// weights and bias.
 template <class L>

@@ -3,4 +3,5 @@
 #include "fused_f32.hpp"
 
 INFER_FUSED_INSTANCES(, Convolution, f32);
+INFER_RESIDUAL_INSTANCES(, Convolution, f32);
 INFER_ALGORITHM_INSTANCES(, Convolution, f32);

@@ -12,6 +12,7 @@
 #include <infer/layers/instances.hpp>
 
 INFER_FUSED_INSTANCES(extern, Convolution, f32);
+INFER_RESIDUAL_INSTANCES(extern, Convolution, f32);
 INFER_FUSED_INSTANCES(extern, ConvolutionDepthWise, f32);
 INFER_FUSED_INSTANCES(extern, Deconvolution, f32);
 INFER_FUSED_INSTANCES(extern, DeconvolutionDepthWise, f32);
@@ -20,5 +21,6 @@ INFER_ALGORITHM_INSTANCES(extern, Convolution, f32);
 INFER_ALGORITHM_INSTANCES(extern, ConvolutionDepthWise, f32);
 // The quantized layers' int8-input forms (fused_int8.cpp).
 INFER_FUSED_INSTANCES(extern, Convolution, i8);
+INFER_RESIDUAL_INSTANCES(extern, Convolution, i8);
 INFER_FUSED_INSTANCES(extern, ConvolutionDepthWise, i8);
 INFER_FUSED_INSTANCES(extern, InnerProduct, i8);

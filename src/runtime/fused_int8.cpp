@@ -3,5 +3,6 @@
 #include "fused_f32.hpp"
 
 INFER_FUSED_INSTANCES(, Convolution, i8);
+INFER_RESIDUAL_INSTANCES(, Convolution, i8);
 INFER_FUSED_INSTANCES(, ConvolutionDepthWise, i8);
 INFER_FUSED_INSTANCES(, InnerProduct, i8);

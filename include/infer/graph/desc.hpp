@@ -163,10 +163,11 @@ constexpr auto make_graph(Parts... parts) {
   const detail::Slots<std::index_sequence_for<Parts...>, Parts...> all{{parts}...};
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
     constexpr std::array<std::size_t, kNodes> at = detail::node_positions<Parts...>();
-    using G = Graph<kInputs, kOutputs,
-                    std::remove_cvref_t<decltype(detail::slot_get<at[K]>(all))>...>;
+    using G =
+        Graph<kInputs, kOutputs, std::remove_cvref_t<decltype(detail::slot_get<at[K]>(all))>...>;
     return G{ins, {{{detail::slot_get<at[K]>(all)}...}}, outs};
-  }(std::make_index_sequence<kNodes>{});
+  }
+  (std::make_index_sequence<kNodes>{});
 }
 
 namespace detail {
@@ -318,6 +319,9 @@ struct NodeDesc {
   bool one_blob = false;          ///< has only one-blob forms
   bool fuses_activation = false;  ///< forward_fused with an act:: functor (Convolution, ...)
   bool folds_affine = false;      ///< fold_affine (Convolution, InnerProduct, ...)
+  /// forward_residual (FusesResidual: Convolution): on the CPU, it takes in a following two-input
+  /// sum of its output and another blob of that shape, as vulkan_fuses_residual on the GPU.
+  bool fuses_residual = false;
   bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
@@ -336,7 +340,7 @@ struct NodeDesc {
   /// On the CPU at f32, an input at pack 1 lets it write the widest pack its output channels allow
   /// (L::cpu_wide_out_from_pack1: Convolution, whose GEMM gathers a pack-1 input anyway).
   bool cpu_wide_out_from_pack1 = false;
-  bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
+  bool vulkan = false;         ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
   /// in a following activation as a producer with forward_fused does on the CPU.
@@ -421,6 +425,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.one_blob = single && !multi;
   d.fuses_activation = FusesActivation<L, T0, 1, act::Identity>;
   d.folds_affine = FoldsAffine<L>;
+  d.fuses_residual = FusesResidual<L, T0, 1, act::Identity>;
   d.vulkan = VulkanLayer<L>;
   if constexpr (requires { l.vulkan_inplace(); }) d.vulkan_inplace = l.vulkan_inplace();
   if constexpr (requires { L::vulkan_fuses_activation; })
@@ -430,7 +435,10 @@ constexpr NodeDesc describe_layer(const L& l) {
   if constexpr (requires { L::vulkan_any_out_pack; })
     d.vulkan_any_out_pack = L::vulkan_any_out_pack;
   if constexpr (requires { l.is_plain_sum(); }) d.plain_sum = l.is_plain_sum();
-  if constexpr (requires { L::packs_fill_groups; l.group; })
+  if constexpr (requires {
+                  L::packs_fill_groups;
+                  l.group;
+                })
     if (L::packs_fill_groups) d.channel_groups = l.group;
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
@@ -489,7 +497,8 @@ constexpr GraphDesc describe(const Graph<NI, NO, Nodes...>& graph) {
   g.blobs.reserve(2 * sizeof...(Nodes) + NI);
   [&]<std::size_t... K>(std::index_sequence<K...>) {
     (g.nodes.push_back(describe(get<K>(graph.nodes), g)), ...);
-  }(std::make_index_sequence<sizeof...(Nodes)>{});
+  }
+  (std::make_index_sequence<sizeof...(Nodes)>{});
   for (const Output& out : graph.outputs) g.outputs.push_back(g.blob_id(out.blob));
   return g;
 }

@@ -81,6 +81,12 @@ Status run_node(const L& layer, const StepIo& s, std::span<Mat> bufs, const Opti
     if (s.inplace && s.out.size() == 1)
       return layer.template forward_inplace<T, Pack>(buf(s.out[0]), opt);
   }
+  if constexpr (FusesResidual<L, T, Pack, Act>) {
+    // A residual sum taken in (the composer's fusion): its other input is the second.
+    if (act && s.in.size() == 2 && s.out.size() == 1)
+      return layer.template forward_residual<T, Pack>(buf(s.in[0]), buf(s.in[1]), buf(s.out[0]),
+                                                      opt, *act);
+  }
   if constexpr (FusesActivation<L, T, Pack, Act>) {
     if (act) return layer.template forward_fused<T, Pack>(buf(s.in[0]), buf(s.out[0]), opt, *act);
   }
@@ -136,12 +142,25 @@ Status run_fused_node(const L& layer, const StepIo& s, std::span<Mat> bufs, cons
   if constexpr (HasSingleInplace<L, T, Pack>) {
     if (s.inplace) return run_node<L, T, Pack, Act>(layer, s, bufs, opt, &act);
   }
+  constexpr bool kAny = std::is_same_v<std::remove_cvref_t<decltype(Algo)>, AnyAlgorithm>;
+  if constexpr (FusesResidual<L, T, Pack, Act>) {
+    // A residual sum taken in: input 1 is its other operand.
+    if (s.in.size() == 2 && s.out.size() == 1) {
+      Mat& in = bufs[std::size_t(s.in[0])];
+      const Mat& res = bufs[std::size_t(s.in[1])];
+      Mat& out = bufs[std::size_t(s.out[0])];
+      if constexpr (kAny)
+        return layer.template forward_residual<T, Pack>(in, res, out, opt, act);
+      else
+        return layer.template forward_with_residual<T, Pack, Algo>(in, res, out, opt, act);
+    }
+  }
   if (s.in.size() != 1 || s.out.size() != 1)
     return make_error("a one-blob layer takes 1 input and 1 output, got {} and {}", s.in.size(),
                       s.out.size());
   Mat& in = bufs[std::size_t(s.in[0])];
   Mat& out = bufs[std::size_t(s.out[0])];
-  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Algo)>, AnyAlgorithm>)
+  if constexpr (kAny)
     return layer.template forward_fused<T, Pack>(in, out, opt, act);
   else
     return layer.template forward_with<T, Pack, Algo>(in, out, opt, act);

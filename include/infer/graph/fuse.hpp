@@ -9,7 +9,9 @@
 // (vulkan_fuses_residual) also takes in the two-input sum that alone reads its output (Eltwise
 // sum, BinaryOp add, the shapes equal: ResNet's shortcut), the sum's other input becoming its
 // second input, and then the sum's activation: y = act(conv(x) + bias + r). The merged node runs
-// where the sum ran, when r is ready.
+// where the sum ran, when r is ready. On the CPU a float layer with forward_residual
+// (fuses_residual: Convolution, whose kernels add r in their epilogue) does the same where it and
+// the sum both run there.
 #pragma once
 
 #include <infer/graph/plan.hpp>
@@ -42,7 +44,10 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
       if (prod.merged_into >= 0 || prod.out.size() != 1) continue;
       const bool gpu_act = gpu && prod.vulkan && prod.vulkan_fuses_activation;
       const bool gpu_res = gpu && prod.vulkan && prod.vulkan_fuses_residual;
-      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act && !gpu_res) continue;
+      // A layer placed on the CPU (no GPU target, or no GPU forward), in float.
+      const bool cpu_res = (!gpu || !prod.vulkan) && prod.fuses_residual && !prod.int8;
+      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act && !gpu_res && !cpu_res)
+        continue;
       const int blob = prod.out[0];
       if (detail::is_output(g, blob)) continue;
       int live = 0, reader = -1;
@@ -54,9 +59,11 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
       if (live != 1) continue;
       const std::vector<int> r = {reader};
       NodeDesc& next = g.nodes[std::size_t(r[0])];
-      if (gpu_res && prod.residual < 0 && prod.fused.type == 0 && prod.in.size() == 1 &&
-          next.plain_sum && next.vulkan && next.in.size() == 2 && next.out.size() == 1 &&
-          next.in[0] != next.in[1]) {
+      // The sum on the producer's device: the GPU for gpu_res, the CPU for cpu_res.
+      const bool sum_here = gpu_res ? next.vulkan : (!gpu || !next.vulkan);
+      if ((gpu_res || cpu_res) && sum_here && prod.residual < 0 && prod.fused.type == 0 &&
+          prod.in.size() == 1 && next.plain_sum && !next.int8 && next.in.size() == 2 &&
+          next.out.size() == 1 && next.in[0] != next.in[1]) {
         const int other = next.in[0] == blob ? next.in[1] : next.in[0];
         auto same = [&](int a, int b) {
           if (shapes.empty()) return false;

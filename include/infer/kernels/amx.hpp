@@ -246,7 +246,8 @@ inline void step(const bf16* a0, std::size_t tile_elems, const bf16* b, std::siz
 // Declared for every build, so that callers name it behind `if constexpr (kAvailable)`.
 template <StorageElement T, int InPack, int OutPack, class Act>
 void convolution_gemm(const MatView<T, InPack>&, const MatView<T, OutPack>&, const bf16*,
-                      const float*, const ConvGeometry&, const Act&, bf16*, int) {
+                      const float*, const ConvGeometry&, const Act&, bf16*, int,
+                      const MatView<T, OutPack>& = {}) {
   static_assert(sizeof(T) == 0, "amx::convolution_gemm needs AMX-TILE and AMX-BF16 (kAvailable)");
 }
 #else
@@ -258,7 +259,7 @@ template <StorageElement T,  ///< storage of input and output: f32 or bf16
           int InPack, int OutPack, class Act>
 void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
                       const bf16* weights, const float* bias, const ConvGeometry& g, const Act& act,
-                      bf16* workspace, int num_threads) {
+                      bf16* workspace, int num_threads, const MatView<T, OutPack>& res = {}) {
   static_assert(InPack > 1, "amx::convolution_gemm: packed inputs only");
   static_assert(gemm::kBlockM == 2 * 16 && gemm::kWidth == 16);
   using V = simd::fbatch<16>;
@@ -320,10 +321,10 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
                 for (int j = 0; j < kTileRows; ++j) {
                   const std::size_t n = ns + std::size_t(t * kTileRows + j);
                   if (n >= n_total) break;
-                  gemm::detail::store_channels<OutPack>(
-                      out, c0, m, n,
-                      V(act(V::load_aligned(c + (std::size_t(t * 2 + half) * kTileRows + j) * 16) +
-                            bv)));
+                  gemm::detail::store_sum<OutPack>(
+                      out, res, c0, m, n,
+                      V::load_aligned(c + (std::size_t(t * 2 + half) * kTileRows + j) * 16) + bv,
+                      act);
                 }
             }
           }

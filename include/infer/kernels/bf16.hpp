@@ -143,8 +143,8 @@ inline void tile_sums(const bf16* b, std::size_t gstride, int kgroups, const bf1
 /// n0 + nvalid.
 template <int NT, StorageElement T, int OutPack, int L, class Act>
 inline void tile(const bf16* b, std::size_t gstride, int kgroups, const bf16* a, const float* bias,
-                 const MatView<T, OutPack>& out, int m0, int m, std::size_t n0, int nvalid,
-                 const Act& act) {
+                 const MatView<T, OutPack>& out, const MatView<T, OutPack>& res, int m0, int m,
+                 std::size_t n0, int nvalid, const Act& act) {
   __m512 acc[gemm::kRows][NT];
   tile_sums<NT, L>(b, gstride, kgroups, a, acc);
 #pragma GCC unroll 32
@@ -155,7 +155,7 @@ inline void tile(const bf16* b, std::size_t gstride, int kgroups, const bf16* a,
 #pragma GCC unroll 32
     for (int j = 0; j < NT; ++j)
       if (j < nvalid)
-        gemm::detail::store_channels<OutPack>(out, c0, m, n0 + j, V(act(V(acc[r][j]) + bv)));
+        gemm::detail::store_sum<OutPack>(out, res, c0, m, n0 + j, V(acc[r][j]) + bv, act);
   }
 }
 #endif
@@ -209,7 +209,8 @@ inline std::size_t workspace_per_thread(int k) {
 // build without AVX512_BF16 that instantiates one fails here.
 template <StorageElement T, int InPack, int OutPack, class Act>
 void convolution_gemm(const MatView<T, InPack>&, const MatView<T, OutPack>&, const bf16*,
-                      const float*, const ConvGeometry&, const Act&, bf16*, int) {
+                      const float*, const ConvGeometry&, const Act&, bf16*, int,
+                      const MatView<T, OutPack>& = {}) {
   static_assert(sizeof(T) == 0, "bf16dot::convolution_gemm needs AVX512_BF16 (kAvailable)");
 }
 template <StorageElement T, class Act>
@@ -226,7 +227,7 @@ template <StorageElement T,  ///< storage of input and output: f32 or bf16
           int InPack, int OutPack, class Act>
 void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
                       const bf16* weights, const float* bias, const ConvGeometry& g, const Act& act,
-                      bf16* workspace, int num_threads) {
+                      bf16* workspace, int num_threads, const MatView<T, OutPack>& res = {}) {
   constexpr int NT = gemm::kTileN, kNarrow = gemm::kTileNarrow, kBlockM = gemm::kBlockM;
   static_assert(InPack > 1, "bf16dot::convolution_gemm: packed inputs only");
   constexpr int L = InPack;
@@ -248,9 +249,10 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
   auto one = [&](const bf16* b, std::size_t gstride, const bf16* a, const float* bb, int m0,
                  std::size_t n0, int nvalid) {
     if (nvalid <= kNarrow)
-      detail::tile<kNarrow, T, OutPack, L>(b, gstride, kgroups, a, bb, out, m0, m, n0, nvalid, act);
+      detail::tile<kNarrow, T, OutPack, L>(b, gstride, kgroups, a, bb, out, res, m0, m, n0, nvalid,
+                                           act);
     else
-      detail::tile<NT, T, OutPack, L>(b, gstride, kgroups, a, bb, out, m0, m, n0, nvalid, act);
+      detail::tile<NT, T, OutPack, L>(b, gstride, kgroups, a, bb, out, res, m0, m, n0, nvalid, act);
   };
   auto run = [&](bf16* panel, std::size_t t0, std::size_t t1, int mb0, int mb1) {
     if (!in_place)

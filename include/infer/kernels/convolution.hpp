@@ -66,12 +66,17 @@ struct Lanes {
   }
 };
 
-/// The epilogue: act(acc + bias) stored to the N lanes at dst.
+/// The epilogue: act(acc + bias) stored to the N lanes at dst, or act(acc + bias + res) where
+/// `res` (a fused residual sum's other input at the output's place) is given.
 template <int N, StorageElement T, class Act>
-void store_epilogue(T* dst, const typename Lanes<N>::Vec* acc, const float* bias, const Act& act) {
+void store_epilogue(T* dst, const typename Lanes<N>::Vec* acc, const float* bias, const Act& act,
+                    const T* res = nullptr) {
   using L = Lanes<N>;
-  for (int b = 0; b < L::blocks; ++b)
-    L::store(dst + b * L::W, act(acc[b] + L::load(bias + b * L::W)));
+  for (int b = 0; b < L::blocks; ++b) {
+    typename L::Vec v = acc[b] + L::load(bias + b * L::W);
+    if (res) v = v + L::load(res + b * L::W);
+    L::store(dst + b * L::W, act(v));
+  }
 }
 
 /// Whether a loop of `work` multiply-adds is worth spreading over threads.
@@ -101,8 +106,9 @@ void convolution_direct_weights(const float* src, float* dst, int num_input, int
   }
 }
 
-/// out = act(conv(in, weights) + bias) over every output channel group of `out`. `in` is the
-/// padded input (its extents give the window positions); `weights` are laid out by
+/// out = act(conv(in, weights) + bias + res) over every output channel group of `out`, `res` (a
+/// fused residual sum's other input, the output's shape and layout) left out where empty. `in` is
+/// the padded input (its extents give the window positions); `weights` are laid out by
 /// convolution_direct_weights for in.c * InPack inputs; `bias` holds out.c * OutPack values.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
           int InPack,        ///< lanes of an input channel group
@@ -110,7 +116,7 @@ template <StorageElement T,  ///< storage type of input and output; arithmetic i
           class Act>         ///< epilogue activation, callable on float and on simd batches
 void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
                         const float* weights, const float* bias, const ConvGeometry& g,
-                        const Act& act, int num_threads) {
+                        const Act& act, int num_threads, const MatView<T, OutPack>& res = {}) {
   using L = detail::Lanes<OutPack>;
   const int maxk = g.kernel_w * g.kernel_h;
   const std::size_t group_weights = std::size_t(in.c) * maxk * InPack * OutPack;
@@ -121,6 +127,7 @@ void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>&
     const float* wq = weights + q * group_weights;
     for (int y = 0; y < out.h; ++y) {
       T* dst = out.row(q, y);
+      const T* rrow = res.data ? res.row(q, y) : nullptr;
       for (int x = 0; x < out.w; ++x) {
         typename L::Vec acc[L::blocks];
         for (int b = 0; b < L::blocks; ++b) acc[b] = L::zero();
@@ -140,7 +147,8 @@ void convolution_direct(const MatView<T, InPack>& in, const MatView<T, OutPack>&
           }
         }
         detail::store_epilogue<OutPack>(dst + std::size_t(x) * OutPack, acc,
-                                        bias + std::size_t(q) * OutPack, act);
+                                        bias + std::size_t(q) * OutPack, act,
+                                        rrow ? rrow + std::size_t(x) * OutPack : nullptr);
       }
     }
   }

@@ -373,7 +373,7 @@ void deconvolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>&
               const int nvalid = int(std::min<std::size_t>(kTileN, n_end - n0));
               gemm::detail::tile<float, kWidth, float, InPack>(
                   panel + t * tile_floats, std::size_t(kTileN) * InPack, in.c, a,
-                  deconv_detail::kZeroBias, cols, 0, kBlockM, 0, nvalid, act::Identity{});
+                  deconv_detail::kZeroBias, cols, {}, 0, kBlockM, 0, nvalid, act::Identity{});
               deconv_detail::col2im_add(cols_data, acc, y0, g, n0, nvalid, k / g.kernel_w,
                                         k % g.kernel_w, rows);
             }

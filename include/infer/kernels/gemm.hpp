@@ -128,6 +128,39 @@ inline void store_channels(const MatView<T, OutPack>& out, int c0, int m, std::s
   }
 }
 
+/// The W lanes a store_channels of (c0, n) would write, read from `res` (the output's layout):
+/// channels at or past m read as zeros.
+template <int OutPack, StorageElement T>
+inline V load_channels(const MatView<T, OutPack>& res, int c0, int m, std::size_t n) {
+  if constexpr (OutPack >= kWidth) {
+    return simd::load<kWidth>(res.channel(c0 / OutPack) + n * OutPack + c0 % OutPack);
+  } else {
+    alignas(64) float tmp[kWidth] = {};
+    for (int s = 0; s < kWidth / OutPack; ++s) {
+      const int c = c0 + s * OutPack;
+      if (c >= m) break;
+      if constexpr (OutPack == 1) {
+        tmp[s] = to_f32(res.channel(c)[n]);
+      } else {
+        simd::store<OutPack>(tmp + s * OutPack,
+                             simd::load<OutPack>(res.channel(c / OutPack) + n * OutPack));
+      }
+    }
+    return V::load_aligned(tmp);
+  }
+}
+
+/// The convolutions' store: act(v + the residual at (c0, n)), or act(v) where `res` is empty (a
+/// residual sum the composer fused into the layer: y = act(conv(x) + bias + r)). int8 outputs
+/// take no residual (the layers refuse one).
+template <int OutPack, StorageElement T, class Act>
+inline void store_sum(const MatView<T, OutPack>& out, const MatView<T, OutPack>& res, int c0, int m,
+                      std::size_t n, V v, const Act& act) {
+  if constexpr (!std::same_as<T, i8>)
+    if (res.data) v += load_channels<OutPack>(res, c0, m, n);
+  store_channels<OutPack>(out, c0, m, n, V(act(v)));
+}
+
 /// Weights a tile asks the caches for ahead of use: `lines` 64-byte lines a k group from `at`,
 /// `count` lines in all (none where `at` is null).
 struct Prefetch {
@@ -144,8 +177,9 @@ struct Prefetch {
 /// live output channels, whose second row would multiply zeros.
 template <int NT, StorageElement T, int OutPack, class TB, int L, class Act, int R = kRows>
 inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float* a,
-                      const float* bias, const MatView<T, OutPack>& out, int m0, int m,
-                      std::size_t n0, int nvalid, const Act& act, Prefetch pf = {}) {
+                      const float* bias, const MatView<T, OutPack>& out,
+                      const MatView<T, OutPack>& res, int m0, int m, std::size_t n0, int nvalid,
+                      const Act& act, Prefetch pf = {}) {
   V acc[R][NT];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
@@ -177,7 +211,7 @@ inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float
     const V bv = V::load_unaligned(bias + r * kWidth);
 #pragma GCC unroll 32
     for (int j = 0; j < NT; ++j)
-      if (j < nvalid) store_channels<OutPack>(out, c0, m, n0 + j, V(act(acc[r][j] + bv)));
+      if (j < nvalid) store_sum<OutPack>(out, res, c0, m, n0 + j, acc[r][j] + bv, act);
   }
 }
 
@@ -187,21 +221,21 @@ inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float
 /// A block with at most kWidth live output channels (m - m0) computes one vector row.
 template <StorageElement T, int OutPack, class TB, int L, class Act>
 inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, const float* bias,
-                 const MatView<T, OutPack>& out, int m0, int m, std::size_t n0, int nvalid,
-                 const Act& act, Prefetch pf = {}) {
+                 const MatView<T, OutPack>& out, const MatView<T, OutPack>& res, int m0, int m,
+                 std::size_t n0, int nvalid, const Act& act, Prefetch pf = {}) {
   if constexpr (kRows > 1) {
     if (m - m0 <= kWidth) {
-      tile_cols<kTileN, T, OutPack, TB, L, Act, 1>(b, gstride, kgroups, a, bias, out, m0, m, n0,
-                                                   nvalid, act, pf);
+      tile_cols<kTileN, T, OutPack, TB, L, Act, 1>(b, gstride, kgroups, a, bias, out, res, m0, m,
+                                                   n0, nvalid, act, pf);
       return;
     }
   }
   if (nvalid <= kTileNarrow)
-    tile_cols<kTileNarrow, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, m0, m, n0, nvalid,
-                                              act, pf);
+    tile_cols<kTileNarrow, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, res, m0, m, n0,
+                                              nvalid, act, pf);
   else
-    tile_cols<kTileN, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, m0, m, n0, nvalid, act,
-                                         pf);
+    tile_cols<kTileN, T, OutPack, TB, L>(b, gstride, kgroups, a, bias, out, res, m0, m, n0, nvalid,
+                                         act, pf);
 }
 
 /// Gathers pixels n0 .. n0 + kTileN of the im2col matrix into `panel` as [kgroups][kTileN][InPack]
@@ -274,8 +308,8 @@ void for_each_chunk(std::size_t ntiles, std::size_t max_chunk, int threads, floa
 /// whole. B value (k, pixel j) is b[k * kstride + j].
 template <StorageElement T, class TB, class Act>
 inline void tile_pixels(const TB* b, std::size_t kstride, std::size_t k_total, const float* a,
-                        const float* bias, const MatView<T, 1>& out, int m0, int m, std::size_t n0,
-                        int nvalid, const Act& act) {
+                        const float* bias, const MatView<T, 1>& out, const MatView<T, 1>& res,
+                        int m0, int m, std::size_t n0, int nvalid, const Act& act) {
   V acc[kPixRows][kPixVecs];
 #pragma GCC unroll 32
   for (int r = 0; r < kPixRows; ++r)
@@ -295,10 +329,19 @@ inline void tile_pixels(const TB* b, std::size_t kstride, std::size_t k_total, c
   const int rows = std::min(kPixRows, m - m0);
   for (int r = 0; r < rows; ++r) {
     T* dst = out.channel(m0 + r) + n0;
+    const T* rs = res.data ? res.channel(m0 + r) + n0 : nullptr;
     const V bv(bias[r]);
     for (int v = 0; v < kPixVecs; ++v) {
-      const V y = act(acc[r][v] + bv);
       const int left = nvalid - v * kWidth;
+      V y = acc[r][v] + bv;
+      if (rs && left >= kWidth) {
+        y += simd::load<kWidth>(rs + v * kWidth);
+      } else if (rs && left > 0) {
+        alignas(64) float tmp[kWidth] = {};
+        for (int j = 0; j < left; ++j) tmp[j] = to_f32(rs[v * kWidth + j]);
+        y += V::load_aligned(tmp);
+      }
+      y = act(y);
       if (left >= kWidth) {
         simd::store<kWidth>(dst + v * kWidth, y);
       } else if (left > 0) {
@@ -377,7 +420,8 @@ void pack_tile_pixels(const MatView<T, InPack>& in, const ConvGeometry& g, int o
 template <StorageElement T, int InPack, class Act>
 void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& out,
                              const float* weights, const float* bias, const ConvGeometry& g,
-                             const Act& act, float* workspace, int num_threads) {
+                             const Act& act, float* workspace, int num_threads,
+                             const MatView<T, 1>& res) {
   const int m = out.c;
   const int mblocks = (m + kBlockM - 1) / kBlockM;
   const int maxk = g.kernel_w * g.kernel_h;
@@ -392,32 +436,33 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
   constexpr std::size_t kMaxChunk = std::max(1, kChunkTiles * kTileN / kPixTileN);
   const std::size_t tile_floats = k_total * kPixTileN;
   const std::size_t block_floats = k_total * kBlockM;
-  for_each_chunk(
-      ntiles, kMaxChunk, threads, workspace, k_total,
-      [&](float* panel, std::size_t t0, std::size_t t1) {
-        for (std::size_t t = t0; t < t1; ++t) {
-          const std::size_t n0 = t * kPixTileN;
-          const bool direct = in_place && n0 + kPixTileN <= n_total;
-          if (!direct)
-            pack_tile_pixels<T, InPack>(in, g, out.w, n0, n_total, panel + (t - t0) * tile_floats);
-        }
-        for (int mb = 0; mb < mblocks; ++mb) {
-          for (int r0 = 0; r0 < kBlockM && mb * kBlockM + r0 < m; r0 += kPixRows) {
-            const float* a = weights + std::size_t(mb) * block_floats + r0;
-            const float* bb = bias + std::size_t(mb) * kBlockM + r0;
-            const int m0 = mb * kBlockM + r0;
-            for (std::size_t t = t0; t < t1; ++t) {
-              const std::size_t n0 = t * kPixTileN;
-              const int nvalid = int(std::min<std::size_t>(kPixTileN, n_total - n0));
-              if (in_place && nvalid == kPixTileN)
-                tile_pixels<T>(in.data + n0, in.cstep, k_total, a, bb, out, m0, m, n0, nvalid, act);
-              else
-                tile_pixels<T>(panel + (t - t0) * tile_floats, std::size_t(kPixTileN), k_total, a,
-                               bb, out, m0, m, n0, nvalid, act);
-            }
-          }
-        }
-      });
+  for_each_chunk(ntiles, kMaxChunk, threads, workspace, k_total,
+                 [&](float* panel, std::size_t t0, std::size_t t1) {
+                   for (std::size_t t = t0; t < t1; ++t) {
+                     const std::size_t n0 = t * kPixTileN;
+                     const bool direct = in_place && n0 + kPixTileN <= n_total;
+                     if (!direct)
+                       pack_tile_pixels<T, InPack>(in, g, out.w, n0, n_total,
+                                                   panel + (t - t0) * tile_floats);
+                   }
+                   for (int mb = 0; mb < mblocks; ++mb) {
+                     for (int r0 = 0; r0 < kBlockM && mb * kBlockM + r0 < m; r0 += kPixRows) {
+                       const float* a = weights + std::size_t(mb) * block_floats + r0;
+                       const float* bb = bias + std::size_t(mb) * kBlockM + r0;
+                       const int m0 = mb * kBlockM + r0;
+                       for (std::size_t t = t0; t < t1; ++t) {
+                         const std::size_t n0 = t * kPixTileN;
+                         const int nvalid = int(std::min<std::size_t>(kPixTileN, n_total - n0));
+                         if (in_place && nvalid == kPixTileN)
+                           tile_pixels<T>(in.data + n0, in.cstep, k_total, a, bb, out, res, m0, m,
+                                          n0, nvalid, act);
+                         else
+                           tile_pixels<T>(panel + (t - t0) * tile_floats, std::size_t(kPixTileN),
+                                          k_total, a, bb, out, res, m0, m, n0, nvalid, act);
+                       }
+                     }
+                   }
+                 });
 }
 
 /// One row's X output pixels from `first` on (pixel j's window at src + j * step) by R vector rows
@@ -426,8 +471,9 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
 /// once for the X pixels, the first `count` pixels stored.
 template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
 inline void stem_tile(const TI* src, std::size_t step, const std::size_t* koff, int k_total,
-                      const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out, int m0,
-                      int m, std::size_t first, int count, const Act& act) {
+                      const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out,
+                      const MatView<T, OutPack>& res, int m0, int m, std::size_t first, int count,
+                      const Act& act) {
   V acc[X][R];
 #pragma GCC unroll 32
   for (int j = 0; j < X; ++j)
@@ -466,7 +512,7 @@ inline void stem_tile(const TI* src, std::size_t step, const std::size_t* koff, 
 #pragma GCC unroll 32
     for (int j = 0; j < X; ++j)
       if (j < count)
-        store_channels<OutPack>(out, c0, m, first + std::size_t(j), V(act(acc[j][r] + bv)));
+        store_sum<OutPack>(out, res, c0, m, first + std::size_t(j), acc[j][r] + bv, act);
   }
 }
 
@@ -475,18 +521,18 @@ inline void stem_tile(const TI* src, std::size_t step, const std::size_t* koff, 
 /// single pixels where the row is narrower than a tile.
 template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
 inline void stem_row(const TI* row, std::size_t step, const std::size_t* koff, int k_total,
-                     const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out, int m0,
-                     int m, int y, const Act& act) {
+                     const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out,
+                     const MatView<T, OutPack>& res, int m0, int m, int y, const Act& act) {
   const std::size_t n_row = std::size_t(y) * std::size_t(out.w);
   if (out.w < X) {
     for (int x = 0; x < out.w; ++x)
-      stem_tile<1, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, m0, m,
+      stem_tile<1, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, res, m0, m,
                       n_row + std::size_t(x), 1, act);
     return;
   }
   for (int x0 = 0; x0 < out.w; x0 += X) {
     const int x = std::min(x0, out.w - X);
-    stem_tile<X, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, m0, m,
+    stem_tile<X, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, res, m0, m,
                     n_row + std::size_t(x), X, act);
   }
 }
@@ -513,7 +559,7 @@ inline constexpr int kStemMaxTaps = 512;
 template <StorageElement TI, StorageElement T, int OutPack, class Act>
 void convolution_stem(const MatView<TI, 1>& in, const MatView<T, OutPack>& out,
                       const float* weights, const StemEpilogue& e, const ConvGeometry& g,
-                      const Act& act, int num_threads) {
+                      const Act& act, int num_threads, const MatView<T, OutPack>& res = {}) {
   const int m = out.c * OutPack;
   const int mblocks = (m + kBlockM - 1) / kBlockM;
   const int maxk = g.kernel_w * g.kernel_h;
@@ -542,34 +588,40 @@ void convolution_stem(const MatView<TI, 1>& in, const MatView<T, OutPack>& out,
                           e.scale ? e.scale + std::size_t(mb) * kBlockM : nullptr, e.out_scale};
     const int m0 = mb * kBlockM;
     if (m - m0 <= kWidth)
-      detail::stem_row<2 * kTileN, 1>(row, step, koff.data(), k_total, a, eb, out, m0, m, y, act);
+      detail::stem_row<2 * kTileN, 1>(row, step, koff.data(), k_total, a, eb, out, res, m0, m, y,
+                                      act);
     else
-      detail::stem_row<kTileN, kRows>(row, step, koff.data(), k_total, a, eb, out, m0, m, y, act);
+      detail::stem_row<kTileN, kRows>(row, step, koff.data(), k_total, a, eb, out, res, m0, m, y,
+                                      act);
   }
 }
 
-/// out = act(conv(in, weights) + bias) as a packed GEMM. `in` is the padded input (its extents
-/// give the window positions); `weights` come from pack_weights<InPack>, `bias` from pack_bias,
-/// both for out.c * OutPack outputs; `workspace` holds num_threads x workspace_per_thread(K)
-/// floats (K = in.c * InPack * kernel positions), unused for 1x1 stride 1 except at edge tiles.
+/// out = act(conv(in, weights) + bias + res) as a packed GEMM, `res` (a fused residual sum's
+/// other input, of the output's shape and layout) left out where empty. `in` is the padded input
+/// (its extents give the window positions); `weights` come from pack_weights<InPack>, `bias` from
+/// pack_bias, both for out.c * OutPack outputs; `workspace` holds num_threads x
+/// workspace_per_thread(K) floats (K = in.c * InPack * kernel positions), unused for 1x1 stride 1
+/// except at edge tiles.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
           int InPack,        ///< lanes of an input channel group
           int OutPack,       ///< lanes of an output channel group
           class Act>         ///< epilogue activation, callable on float and on simd batches
 void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& out,
                       const float* weights, const float* bias, const ConvGeometry& g,
-                      const Act& act, float* workspace, int num_threads) {
+                      const Act& act, float* workspace, int num_threads,
+                      const MatView<T, OutPack>& res = {}) {
   // Pack 1 in and out: tiles along the planes (the channel tiles would scatter every store over
   // kWidth planes, which also keeps two threads from scaling). A packed input stays on the
   // channel tiles: its B values lie InPack apart, so gathering them costs more than it saves.
   if constexpr (InPack == 1 && OutPack == 1 && kWidth >= 8) {
     detail::convolution_gemm_pixels<T, InPack>(in, out, weights, bias, g, act, workspace,
-                                               num_threads);
+                                               num_threads, res);
     return;
   }
   if constexpr (InPack == 1 && OutPack > 1) {
     if (in.c <= kStemMaxChannels && in.c * g.kernel_w * g.kernel_h <= kStemMaxTaps) {
-      convolution_stem<T, T, OutPack>(in, out, weights, StemEpilogue{bias}, g, act, num_threads);
+      convolution_stem<T, T, OutPack>(in, out, weights, StemEpilogue{bias}, g, act, num_threads,
+                                      res);
       return;
     }
   }
@@ -614,12 +666,12 @@ void convolution_gemm(const MatView<T, InPack>& in, const MatView<T, OutPack>& o
             std::min(tile_lines_max, block_lines - first)};
         if (in_place && nvalid == kTileN) {
           detail::tile<T, OutPack, T, InPack>(in.data + n0 * InPack, in.cstep * InPack, in.c, a, bb,
-                                              out, mb * kBlockM, m, n0, nvalid, act, pf);
+                                              out, res, mb * kBlockM, m, n0, nvalid, act, pf);
         } else {
           float* p = panel + (t - t0) * tile_floats;
           if (in_place && mb == mb0) detail::pack_tile<T, InPack>(in, g, out.w, n0, n_total, p);
           detail::tile<T, OutPack, float, InPack>(p, std::size_t(kTileN) * InPack, kgroups, a, bb,
-                                                  out, mb * kBlockM, m, n0, nvalid, act, pf);
+                                                  out, res, mb * kBlockM, m, n0, nvalid, act, pf);
         }
       }
     }

@@ -344,7 +344,9 @@ inline int channel_parts(std::size_t chunks, int mblocks, int threads) {
   return std::min(mblocks, threads);
 }
 
-/// out = act(conv3x3(pad(in), weights) + bias), stride 1, dilation 1, by F(Out x Out, 3 x 3).
+/// out = act(conv3x3(pad(in), weights) + bias + res), stride 1, dilation 1, by F(Out x Out,
+/// 3 x 3); `res` (a fused residual sum's other input, the output's shape and layout) left out
+/// where empty.
 /// `in` is the unpadded input: reads outside it take `pad_value` (the pads are pad_left and
 /// pad_top; right and bottom follow from out's extents). `weights` come from
 /// transform_weights<Out>, `bias` from gemm::pack_bias, `workspace` holds num_threads x
@@ -362,7 +364,8 @@ template <StorageElement T,  ///< storage type of input and output
           class WT>          ///< the GEMMs' arithmetic: float, or bf16 (pairs)
 void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_top, float pad_value,
                           const MatView<T, OutPack>& out, const WT* weights, const float* bias,
-                          const Act& act, float* workspace, int num_threads) {
+                          const Act& act, float* workspace, int num_threads,
+                          const MatView<T, OutPack>& res = {}) {
   constexpr bool kBf16 = std::same_as<WT, bf16>;
   static_assert(!kBf16 || bf16dot::kAvailable, "bf16 Winograd needs AVX512_BF16");
   using Tr = Transform<Out>;
@@ -500,9 +503,9 @@ void convolution_winograd(const MatView<T, InPack>& in, int pad_left, int pad_to
           VO y[Out];
           Tr::output(tmp[r], 1, y, 1);
           for (int c = 0; c < cols; ++c)
-            gemm::detail::store_channels<OutPack>(out, g * W, m,
-                                                  std::size_t(y0 + r) * out.w + std::size_t(x0 + c),
-                                                  VO(act(y[c] + b)));
+            gemm::detail::store_sum<OutPack>(out, res, g * W, m,
+                                             std::size_t(y0 + r) * out.w + std::size_t(x0 + c),
+                                             y[c] + b, act);
         }
       }
     }

@@ -502,34 +502,27 @@ struct Convolution {
   /// three algorithms with it) even where layers/instances.hpp declares it extern.
   template <StorageElement T, int Pack, class Act>
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
+  /// forward_fused with a residual sum taken in: top = act(conv(bottom) + bias + residual), where
+  /// `residual` has the output's shape, type and pack (ResNet's shortcut, which the composer fuses
+  /// into the convolution that produces the sum's other input: graph/fuse.hpp). Float layers
+  /// only; every float algorithm adds it in the kernel's epilogue, before the store. Shares
+  /// forward_fused's instantiation of the kernels.
+  template <StorageElement T, int Pack, class Act>
+  Status forward_residual(const Mat& bottom, const Mat& residual, Mat& top, const Option& opt,
+                          const Act& act) const;
 
   /// forward_fused with the algorithm fixed while compiling, which must be algorithm(Pack): only
   /// its kernels are instantiated. A static graph knows each layer's parameters, so its steps
   /// call this (graph::run_fused_node).
   template <StorageElement T, int Pack, Algorithm Algo, class Act>
   Status forward_with(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
-    if constexpr (Algo == Algorithm::int8 && !std::same_as<T, i8>) {
-      // A float input to the quantized layer: the int8 instance quantizes it, so that a program
-      // compiles the int8 kernels once (in forward_fused<i8>), not once per float type.
-      if (!quantized() || algorithm(Pack) != Algo)
-        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
-                          int(Algo), Pack, int(algorithm(Pack)));
-      return forward_fused<i8, Pack>(bottom, top, opt, act);
-    } else if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
-      if (!quantized())
-        return make_error("Convolution: an int8 input needs int8_scale_term (got {})",
-                          bottom.describe());
-      if (algorithm(Pack) != Algo)
-        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
-                          int(Algo), Pack, int(algorithm(Pack)));
-      return forward_int8<Pack>(bottom, top, opt, act);
-    } else {
-      if (chosen(Pack) != Algo)
-        return make_error(
-            "Convolution: forward_with algorithm {} at pack {}, the layer is prepared for {}",
-            int(Algo), Pack, int(chosen(Pack)));
-      return forward_float<T, Pack, Algo>(bottom, top, opt, act);
-    }
+    return run_with<T, Pack, Algo>(bottom, nullptr, top, opt, act);
+  }
+  /// forward_residual with the algorithm fixed while compiling (as forward_with).
+  template <StorageElement T, int Pack, Algorithm Algo, class Act>
+  Status forward_with_residual(const Mat& bottom, const Mat& residual, Mat& top, const Option& opt,
+                               const Act& act) const {
+    return run_with<T, Pack, Algo>(bottom, &residual, top, opt, act);
   }
 
   /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
@@ -602,9 +595,47 @@ struct Convolution {
   }
 
  private:
+  /// forward_with, a residual (may be null) added before the activation.
+  template <StorageElement T, int Pack, Algorithm Algo, class Act>
+  Status run_with(const Mat& bottom, const Mat* residual, Mat& top, const Option& opt,
+                  const Act& act) const {
+    if (residual && (Algo == Algorithm::int8 || std::same_as<T, i8>))
+      return make_error(
+          "Convolution: a residual sum is not fused into a quantized layer (int8_scale_term {})",
+          int8_scale_term);
+    if constexpr (Algo == Algorithm::int8 && !std::same_as<T, i8>) {
+      // A float input to the quantized layer: the int8 instance quantizes it, so that a program
+      // compiles the int8 kernels once (in forward_fused<i8>), not once per float type.
+      if (!quantized() || algorithm(Pack) != Algo)
+        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
+                          int(Algo), Pack, int(algorithm(Pack)));
+      return forward_fused<i8, Pack>(bottom, top, opt, act);
+    } else if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
+      if (!quantized())
+        return make_error("Convolution: an int8 input needs int8_scale_term (got {})",
+                          bottom.describe());
+      if (algorithm(Pack) != Algo)
+        return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
+                          int(Algo), Pack, int(algorithm(Pack)));
+      return forward_int8<Pack>(bottom, top, opt, act);
+    } else {
+      if (chosen(Pack) != Algo)
+        return make_error(
+            "Convolution: forward_with algorithm {} at pack {}, the layer is prepared for {}",
+            int(Algo), Pack, int(chosen(Pack)));
+      return forward_float<T, Pack, Algo>(bottom, residual, top, opt, act);
+    }
+  }
+
+  /// forward_fused and forward_residual: the algorithm chosen at run time.
+  template <StorageElement T, int Pack, class Act>
+  Status dispatch(const Mat& bottom, const Mat* residual, Mat& top, const Option& opt,
+                  const Act& act) const;
+
   /// forward_with for the float algorithms.
   template <StorageElement T, int Pack, Algorithm Algo, class Act>
-  Status forward_float(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+  Status forward_float(const Mat& bottom, const Mat* residual, Mat& top, const Option& opt,
+                       const Act& act) const {
     detail::WindowPlan plan;
     INFER_TRY(check_input<T, Pack>(bottom, plan));
     constexpr Algorithm algo = Algo;
@@ -638,20 +669,20 @@ struct Convolution {
           "this storage type)",
           to_string(elem_type_v<T>));
     if constexpr (wino) {
-      if (weight_amx) return forward_padded<T, Pack, true>(bottom, top, plan, opt, act);
+      if (weight_amx) return forward_padded<T, Pack, true>(bottom, residual, top, plan, opt, act);
       if constexpr (Pack > 1 && simd::has_width<Pack>)
-        return forward_winograd<T, Pack, wino_out>(bottom, top, plan, opt, act);
+        return forward_winograd<T, Pack, wino_out>(bottom, residual, top, plan, opt, act);
       else
         return make_error("Convolution: Winograd needs a packed input, got pack {}", Pack);
     } else {
-      return forward_padded<T, Pack, gemm>(bottom, top, plan, opt, act);
+      return forward_padded<T, Pack, gemm>(bottom, residual, top, plan, opt, act);
     }
   }
 
   /// forward_with's GEMM and direct paths: on an explicitly padded copy of the input.
   template <StorageElement T, int Pack, bool Gemm, class Act>
-  Status forward_padded(const Mat& bottom, Mat& top, const detail::WindowPlan& plan,
-                        const Option& opt, const Act& act) const {
+  Status forward_padded(const Mat& bottom, const Mat* residual, Mat& top,
+                        const detail::WindowPlan& plan, const Option& opt, const Act& act) const {
     const int maxk = detail::conv_window(*this).maxk();
     auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
     if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
@@ -667,6 +698,7 @@ struct Convolution {
         out_pack = planned;
     }
     INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
+    INFER_TRY(detail::check_residual(residual, top, "Convolution"));
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                   w.dilation_h, w.stride_w, w.stride_h};
@@ -682,7 +714,8 @@ struct Convolution {
           constexpr int OutPack = decltype(op)::value;
           kernels::amx::convolution_gemm<T, Pack, OutPack>(
               src.view<T, Pack>(), top.view<T, OutPack>(), weight_bf16.data(), bias_packed.data(),
-              g, act, workspace.data_as<bf16>(), threads);
+              g, act, workspace.data_as<bf16>(), threads,
+              detail::residual_view<T, OutPack>(residual));
         });
         return {};
       }
@@ -698,7 +731,8 @@ struct Convolution {
           constexpr int OutPack = decltype(op)::value;
           kernels::bf16dot::convolution_gemm<T, Pack, OutPack>(
               src.view<T, Pack>(), top.view<T, OutPack>(), weight_bf16.data(), bias_packed.data(),
-              g, act, workspace.data_as<bf16>(), threads);
+              g, act, workspace.data_as<bf16>(), threads,
+              detail::residual_view<T, OutPack>(residual));
         });
         return {};
       }
@@ -713,15 +747,16 @@ struct Convolution {
         constexpr int OutPack = decltype(op)::value;
         kernels::gemm::convolution_gemm<T, Pack, OutPack>(
             src.view<T, Pack>(), top.view<T, OutPack>(), weight_packed.data(), bias_packed.data(),
-            g, act, static_cast<float*>(workspace.data()), threads);
+            g, act, static_cast<float*>(workspace.data()), threads,
+            detail::residual_view<T, OutPack>(residual));
       });
       return {};
     } else {
       detail::with_pack<kOutMax>(out_pack, [&](auto op) {
         constexpr int OutPack = decltype(op)::value;
-        kernels::convolution_direct<T, Pack, OutPack>(src.view<T, Pack>(), top.view<T, OutPack>(),
-                                                      weight_packed.data(), bias_packed.data(), g,
-                                                      act, opt.num_threads);
+        kernels::convolution_direct<T, Pack, OutPack>(
+            src.view<T, Pack>(), top.view<T, OutPack>(), weight_packed.data(), bias_packed.data(),
+            g, act, opt.num_threads, detail::residual_view<T, OutPack>(residual));
       });
       return {};
     }
@@ -738,11 +773,12 @@ struct Convolution {
   /// forward_fused's Winograd path, F(Out x Out, 3 x 3): the kernel reads the unpadded input, the
   /// pads bounds-checked.
   template <StorageElement T, int Pack, int Out, class Act>
-  Status forward_winograd(const Mat& bottom, Mat& top, const detail::WindowPlan& plan,
-                          const Option& opt, const Act& act) const {
+  Status forward_winograd(const Mat& bottom, const Mat* residual, Mat& top,
+                          const detail::WindowPlan& plan, const Option& opt, const Act& act) const {
     const int out_pack = pack_for(num_output, Pack);
     INFER_TRY(top.create(Shape::of(plan.outw, plan.outh, num_output), elem_type_v<T>, out_pack,
                          opt.blob_alloc()));
+    INFER_TRY(detail::check_residual(residual, top, "Convolution"));
     const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
     const kernels::winograd::Plan wp =
         kernels::winograd::plan<Out>(plan.outw, plan.outh, num_input(), num_output, threads);
@@ -755,7 +791,8 @@ struct Convolution {
         kernels::winograd::convolution_winograd<T, Pack, OutPack, Out>(
             bottom.view<T, Pack>(), plan.pads.left, plan.pads.top, pad_value,
             top.view<T, OutPack>(), weights, bias_packed.data(), act,
-            static_cast<float*>(workspace.data()), threads);
+            static_cast<float*>(workspace.data()), threads,
+            detail::residual_view<T, OutPack>(residual));
       };
       if constexpr (kBf16Storage<T>) {
         if (!weight_bf16.empty()) return run(weight_bf16.data());
@@ -808,22 +845,34 @@ struct Convolution {
 template <StorageElement T, int Pack, class Act>
 Status Convolution::forward_fused(const Mat& bottom, Mat& top, const Option& opt,
                                   const Act& act) const {
+  return dispatch<T, Pack>(bottom, nullptr, top, opt, act);
+}
+
+template <StorageElement T, int Pack, class Act>
+Status Convolution::forward_residual(const Mat& bottom, const Mat& residual, Mat& top,
+                                     const Option& opt, const Act& act) const {
+  return dispatch<T, Pack>(bottom, &residual, top, opt, act);
+}
+
+template <StorageElement T, int Pack, class Act>
+Status Convolution::dispatch(const Mat& bottom, const Mat* residual, Mat& top, const Option& opt,
+                             const Act& act) const {
   // An int8 input has one algorithm; only a float one instantiates the float kernels.
   if constexpr (std::same_as<T, i8>)
-    return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
+    return run_with<T, Pack, Algorithm::int8>(bottom, residual, top, opt, act);
   switch (chosen(Pack)) {
     case Algorithm::int8:
-      return forward_with<T, Pack, Algorithm::int8>(bottom, top, opt, act);
+      return run_with<T, Pack, Algorithm::int8>(bottom, residual, top, opt, act);
     case Algorithm::winograd:
-      return forward_with<T, Pack, Algorithm::winograd>(bottom, top, opt, act);
+      return run_with<T, Pack, Algorithm::winograd>(bottom, residual, top, opt, act);
     case Algorithm::winograd_small:
-      return forward_with<T, Pack, Algorithm::winograd_small>(bottom, top, opt, act);
+      return run_with<T, Pack, Algorithm::winograd_small>(bottom, residual, top, opt, act);
     case Algorithm::gemm:
-      return forward_with<T, Pack, Algorithm::gemm>(bottom, top, opt, act);
+      return run_with<T, Pack, Algorithm::gemm>(bottom, residual, top, opt, act);
     case Algorithm::direct:
       break;
   }
-  return forward_with<T, Pack, Algorithm::direct>(bottom, top, opt, act);
+  return run_with<T, Pack, Algorithm::direct>(bottom, residual, top, opt, act);
 }
 
 }  // namespace infer::layers

@@ -19,9 +19,9 @@
 
 /// One forward_fused<T, Pack, act::Act> of layer L (Keyword: `extern` to declare, empty to
 /// define).
-#define INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Act)                                          \
-  Keyword template ::infer::Status                                                             \
-  infer::layers::L::forward_fused<::infer::T, Pack, ::infer::act::Act>(                        \
+#define INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Act)                  \
+  Keyword template ::infer::Status                                      \
+  infer::layers::L::forward_fused<::infer::T, Pack, ::infer::act::Act>( \
       const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, const ::infer::act::Act&) const
 
 /// forward_fused of layer L at element type T and pack Pack with each epilogue graph::make_act
@@ -36,31 +36,56 @@
   INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Swish)
 
 /// forward_fused of layer L at element type T, every pack and epilogue.
-#define INFER_FUSED_INSTANCES(Keyword, L, T)     \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 1);   \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 4);   \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 8);   \
+#define INFER_FUSED_INSTANCES(Keyword, L, T)  \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 1); \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 4); \
+  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 8); \
   INFER_FUSED_INSTANCES_AT(Keyword, L, T, 16)
 
+/// One forward_residual<T, Pack, act::Act> of layer L (a layer with FusesResidual: Convolution).
+#define INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Act)                              \
+  Keyword template ::infer::Status                                                     \
+  infer::layers::L::forward_residual<::infer::T, Pack, ::infer::act::Act>(             \
+      const ::infer::Mat&, const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, \
+      const ::infer::act::Act&) const
+
+/// forward_residual of layer L at element type T and pack Pack with each epilogue.
+#define INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, Pack)   \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Identity);  \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, ReLU);      \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Clip);      \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Sigmoid);   \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Mish);      \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, HardSwish); \
+  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Swish)
+
+/// forward_residual of layer L at element type T, every pack and epilogue: wherever
+/// INFER_FUSED_INSTANCES of Convolution goes (a Net's layer box calls both).
+#define INFER_RESIDUAL_INSTANCES(Keyword, L, T)  \
+  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 1); \
+  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 4); \
+  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 8); \
+  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 16)
+
 /// One forward_with<T, Pack, L::Algorithm::Algo, act::Act> of layer L.
-#define INFER_WITH_INSTANCE(Keyword, L, T, Pack, Act, Algo)                                      \
-  Keyword template ::infer::Status infer::layers::L::forward_with<                               \
-      ::infer::T, Pack, ::infer::layers::L::Algorithm::Algo, ::infer::act::Act>(                 \
+#define INFER_WITH_INSTANCE(Keyword, L, T, Pack, Act, Algo)                      \
+  Keyword template ::infer::Status infer::layers::L::forward_with<               \
+      ::infer::T, Pack, ::infer::layers::L::Algorithm::Algo, ::infer::act::Act>( \
       const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, const ::infer::act::Act&) const
 
 /// Convolution::forward_with at (T, Pack, Act), each algorithm.
-#define INFER_WITH_INSTANCES_Convolution(Keyword, T, Pack, Act)   \
+#define INFER_WITH_INSTANCES_Convolution(Keyword, T, Pack, Act)      \
   INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, winograd); \
   INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, gemm);     \
-  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, direct);    \
+  INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, direct);   \
   INFER_WITH_INSTANCE(Keyword, Convolution, T, Pack, Act, int8)
 
 /// ConvolutionDepthWise::forward_with at (T, Pack, Act), each algorithm.
-#define INFER_WITH_INSTANCES_ConvolutionDepthWise(Keyword, T, Pack, Act)       \
-  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, fast);       \
-  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, direct);     \
-  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, group_gemm); \
-  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped);    \
+#define INFER_WITH_INSTANCES_ConvolutionDepthWise(Keyword, T, Pack, Act)              \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, fast);             \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, direct);           \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, group_gemm);       \
+  INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped);          \
   INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, grouped_unpacked); \
   INFER_WITH_INSTANCE(Keyword, ConvolutionDepthWise, T, Pack, Act, int8)
 
@@ -75,8 +100,8 @@
   INFER_WITH_INSTANCES_##L(Keyword, T, Pack, Swish)
 
 /// forward_with of layer L at element type T, every pack, epilogue and algorithm.
-#define INFER_ALGORITHM_INSTANCES(Keyword, L, T)     \
-  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 1);   \
-  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 4);   \
-  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 8);   \
+#define INFER_ALGORITHM_INSTANCES(Keyword, L, T)  \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 1); \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 4); \
+  INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 8); \
   INFER_ALGORITHM_INSTANCES_AT(Keyword, L, T, 16)

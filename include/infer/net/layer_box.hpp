@@ -65,7 +65,9 @@ class LayerBox final : public AnyLayer {
     return run_types(s, bufs, opt, Storage{});
   }
   Status upload_vulkan(vk::Uploader& up) const override {
-    if constexpr (requires { { layer_.upload_vulkan(up) } -> std::same_as<Status>; })
+    if constexpr (requires {
+                    { layer_.upload_vulkan(up) } -> std::same_as<Status>;
+                  })
       return layer_.upload_vulkan(up);
     return {};
   }
@@ -114,6 +116,10 @@ class LayerBox final : public AnyLayer {
     const graph::StepIo io{s.inplace, s.in, s.out};
     if constexpr (FusesActivation<L, T, Pack, act::Identity>) {
       switch (s.act.type) {
+        case 0:
+          // A residual sum taken in without an activation: the Identity epilogue adds it.
+          if (s.residual_node >= 0) return fused<T, Pack, 0>(io, s, bufs, opt);
+          break;
         case 1:
           return fused<T, Pack, 1>(io, s, bufs, opt);
         case 2:
@@ -128,8 +134,6 @@ class LayerBox final : public AnyLayer {
           return fused<T, Pack, 6>(io, s, bufs, opt);
         case 7:
           return fused<T, Pack, 7>(io, s, bufs, opt);
-        case 0:
-          break;
         default:  // the composer fuses the GPU-only kinds into GPU steps alone
           return make_error("{}: activation_type {} has no CPU kernel", graph::type_name<L>(),
                             s.act.type);

@@ -14,6 +14,7 @@
 #include <infer/option.hpp>
 #include <infer/shape.hpp>
 #include <infer/status.hpp>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -160,6 +161,23 @@ decltype(auto) with_pack(int pack, F&& f) {
   if constexpr (MaxPack >= 4)
     if (pack == 4) return f(std::integral_constant<int, 4>{});
   return f(std::integral_constant<int, 1>{});
+}
+
+/// Checks that `residual` (a fused sum's other input, may be null) matches the output `top`:
+/// same shape, storage and pack, as the kernels read it in the output's layout.
+inline Status check_residual(const Mat* residual, const Mat& top, std::string_view layer) {
+  if (!residual) return {};
+  if (residual->shape() != top.shape() || residual->type() != top.type() ||
+      residual->elempack() != top.elempack())
+    return make_error("{}: residual {} does not match the output {} (shape, storage and pack)",
+                      layer, residual->describe(), top.describe());
+  return {};
+}
+
+/// The kernels' view of a residual (empty where there is none).
+template <StorageElement T, int Pack>
+MatView<T, Pack> residual_view(const Mat* residual) {
+  return residual ? residual->view<T, Pack>() : MatView<T, Pack>{};
 }
 
 /// `bottom` with `pads` of constant `value` around each channel's w x h plane, in a new Mat from
