@@ -8,7 +8,10 @@
 // = F(2x2, 3x3)), and again with the weights cold (.../cold: each call reads another of as many
 // copies of the weights as fill 1.2 GB, beyond the caches, as a network's layers stream theirs).
 // Also Convolution with a fused ReLU against Convolution followed by a
-// separate ReLU pass; 1x1 layers on 7x7 maps (49 pixels: four full register tiles and a narrow
+// separate ReLU pass; Convolution with a residual sum and the ReLU after it taken in
+// (forward_residual: ResNet's shortcut, .../residual_fused) against the unfused steps a plan
+// without the fusion runs (the convolution, an Eltwise sum into another blob, the ReLU in place:
+// .../residual_unfused); 1x1 layers on 7x7 maps (49 pixels: four full register tiles and a narrow
 // one); and the first layers of ShuffleNetV2 and MnasNet, whose 3-channel input runs at pack 1. The
 // ResNet-50 and VGG-16 shapes again quantized (int8_scale_term 102: int8 in, int8 out, .../int8):
 // GOP/s and the fraction of the measured AVX-512 VNNI (vpdpbusd) peak, or of the AMX tiles'
@@ -28,6 +31,7 @@
 #include <infer/kernels/gemm.hpp>
 #include <infer/kernels/winograd.hpp>
 #include <infer/layers/convolution.hpp>
+#include <infer/layers/eltwise.hpp>
 #include <infer/layers/relu.hpp>
 #include <random>
 #include <string>
@@ -236,6 +240,47 @@ void run_conv(benchmark::State& state, const ConvShape& s, bool fused_relu, bool
     run_conv_at<kPack>(state, s, fused_relu, split);
 }
 
+/// Conv + residual sum + ReLU: fused (forward_residual) or as three steps.
+void run_residual(benchmark::State& state, const ConvShape& s, bool fused) {
+  constexpr int Pack = kPack;
+  const int threads = int(state.range(0));
+  infer::PoolAllocator pool(infer::default_allocator());
+  Option opt;
+  opt.num_threads = threads;
+  opt.workspace_allocator = &pool;
+  Convolution conv = make_conv(s, 0);
+  if (!conv.prepare(ElemType::f32, Pack, opt, Shape::of(s.size, s.size, s.cin)).ok()) {
+    state.SkipWithError("prepare failed");
+    return;
+  }
+  const int out_size = (s.size + 2 * (s.k / 2) - s.k) / s.stride + 1;
+  Mat in(Shape::of(s.size, s.size, s.cin), ElemType::f32, Pack);
+  in.fill(0.5f);
+  Mat shortcut(Shape::of(out_size, out_size, s.cout), ElemType::f32, Pack);
+  shortcut.fill(-0.25f);
+  const infer::layers::Eltwise sum{1};
+  const infer::layers::ReLU relu{};
+  Mat out, summed[1];
+  for (auto _ : state) {
+    infer::Status st;
+    if (fused) {
+      st = conv.forward_residual<float, Pack>(in, shortcut, out, opt, infer::act::ReLU{});
+    } else {
+      st = conv.forward<float, Pack>(in, out, opt);
+      const Mat both[] = {out, shortcut};
+      if (st.ok()) st = sum.forward<float, Pack>(both, summed, opt);
+      if (st.ok()) st = relu.forward_inplace<float, Pack>(summed[0], opt);
+    }
+    if (!st.ok()) {
+      state.SkipWithError(st.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, s, threads);
+}
+
 enum class Algo { gemm, winograd_f6, winograd_f4, winograd_f2 };
 
 /// One 3x3 stride-1 pad-1 shape on one kernel, called directly (bias, no activation). `cold`: the
@@ -375,6 +420,16 @@ const bool kRegistered = [] {
         base + "/relu_fused", [s](benchmark::State& st) { run_conv(st, s, true, false); }, false);
     register_threads(
         base + "/relu_unfused", [s](benchmark::State& st) { run_conv(st, s, false, true); }, false);
+  }
+  // ResNet's residual producers: the bottleneck's 1x1 expansion (ResNet-50), the basic block's
+  // 3x3 (ResNet-18) at 56x56 and at 14x14.
+  for (const ConvShape& s : {kShapes[0], kShapes[2], kShapes[7]}) {
+    const std::string base = s.name;
+    register_threads(
+        base + "/residual_fused", [s](benchmark::State& st) { run_residual(st, s, true); }, true);
+    register_threads(
+        base + "/residual_unfused", [s](benchmark::State& st) { run_residual(st, s, false); },
+        true);
   }
   return true;
 }();

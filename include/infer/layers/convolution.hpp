@@ -559,7 +559,10 @@ struct Convolution {
     const bool requantize = int8_scale_term > 100;
     if constexpr (Pack == 1) {
       if (!int8.stem_weights.empty() && out_pack > 1) {
-        auto padded = detail::widen_padded(in.value(), plan.pads, win.pad, opt);
+        // Widened to f32 with the pad (a quantized value): the stem's inner loop then broadcasts
+        // floats from memory as the float stem does rather than converting each byte (which took
+        // an int8 3 -> 64 channel layer at 113x113 to 1.6x the float layer's time).
+        auto padded = detail::pad_input<i8, 1, float>(in.value(), plan.pads, float(win.pad), opt);
         if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
         const kernels::ConvGeometry g{w.kernel_w,   w.kernel_h, w.dilation_w,
                                       w.dilation_h, w.stride_w, w.stride_h};

@@ -117,18 +117,28 @@ struct Yolov3DetectionOutput {
     const float* obj = blob.channel(p + 4).data_as<const float>();
     const std::size_t cstep = blob.cstep();
     const float* cls = blob.channel(p + 5).data_as<const float>();
-    for (int i = 0; i < h; ++i)
-      for (int j = 0; j < w; ++j) {
-        const std::size_t k = std::size_t(i) * std::size_t(w) + std::size_t(j);
-        int best = 0;
-        float best_logit = -std::numeric_limits<float>::max();
-        for (int q = 0; q < num_class; ++q) {
-          const float v = cls[std::size_t(q) * cstep + k];
-          if (v > best_logit) {
-            best = q;
-            best_logit = v;
-          }
+    // Each row's best class, a class plane at a time (runs along the rows, which the compiler
+    // vectorizes; the first of equal logits wins, as a scan over the classes per position gives):
+    // one position's classes lie a plane apart, a stride that took a YOLO-Fastest forward's
+    // detection step to 7% of its time.
+    std::vector<float> row_logit(static_cast<std::size_t>(w));
+    std::vector<int> row_best(static_cast<std::size_t>(w));
+    for (int i = 0; i < h; ++i) {
+      const std::size_t k0 = std::size_t(i) * std::size_t(w);
+      std::fill(row_logit.begin(), row_logit.end(), -std::numeric_limits<float>::max());
+      std::fill(row_best.begin(), row_best.end(), 0);
+      for (int q = 0; q < num_class; ++q) {
+        const float* plane = cls + std::size_t(q) * cstep + k0;
+        for (int j = 0; j < w; ++j) {
+          const bool more = plane[j] > row_logit[std::size_t(j)];
+          row_logit[std::size_t(j)] = more ? plane[j] : row_logit[std::size_t(j)];
+          row_best[std::size_t(j)] = more ? q : row_best[std::size_t(j)];
         }
+      }
+      for (int j = 0; j < w; ++j) {
+        const std::size_t k = k0 + std::size_t(j);
+        const int best = row_best[std::size_t(j)];
+        const float best_logit = row_logit[std::size_t(j)];
         // ncnn's score (at the commit the peers are built from): 1 / (1 + e^-obj (1 + e^-cls)),
         // which is not sigmoid(obj) x sigmoid(cls) (1/3, not 1/4, at zero logits). Measured on
         // ncnn_run with crafted inputs; kept so that the same network gives the same detections.
@@ -141,6 +151,7 @@ struct Yolov3DetectionOutput {
         out.push_back(
             {cx - ww * 0.5f, cy - hh * 0.5f, cx + ww * 0.5f, cy + hh * 0.5f, score, best});
       }
+    }
   }
 };
 

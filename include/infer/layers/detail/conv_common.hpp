@@ -180,33 +180,43 @@ MatView<T, Pack> residual_view(const Mat* residual) {
   return residual ? residual->view<T, Pack>() : MatView<T, Pack>{};
 }
 
-/// `bottom` with `pads` of constant `value` around each channel's w x h plane, in a new Mat from
-/// the workspace allocator; `bottom` itself (shared) when there is nothing to pad. The value is
-/// stored as T holds it (rounded to f16/bf16), as ncnn's copy_make_border does.
-template <StorageElement T, int Pack>
+/// `bottom` (storage T) with `pads` of constant `value` around each channel's w x h plane, in a
+/// new Mat from the workspace allocator, stored as TO (T itself, or a wider type the kernel reads:
+/// the int8 stem's f32); `bottom` itself (shared) when there is nothing to pad or convert. The
+/// value is stored as TO holds it (rounded to f16/bf16), as ncnn's copy_make_border does.
+template <StorageElement T, int Pack, StorageElement TO = T>
 Result<Mat> pad_input(const Mat& bottom, const Pads2D& pads, float value, const Option& opt) {
-  if (!pads.any()) return bottom;
+  constexpr bool kSame = std::is_same_v<T, TO>;
+  if (kSame && !pads.any()) return bottom;
   const Shape s = bottom.shape();
   const int w = s.w, h = s.h;
   const int ow = w + pads.left + pads.right, oh = h + pads.top + pads.bottom;
   Mat padded;
-  INFER_TRY(padded.create(Shape::of(ow, oh, s.c), elem_type_v<T>, Pack, opt.workspace_alloc()));
-  const MatView<T, Pack> in = bottom.view<T, Pack>(), out = padded.view<T, Pack>();
-  const T v = from_f32<T>(value);
+  INFER_TRY(padded.create(Shape::of(ow, oh, s.c), elem_type_v<TO>, Pack, opt.workspace_alloc()));
+  const MatView<T, Pack> in = bottom.view<T, Pack>();
+  const MatView<TO, Pack> out = padded.view<TO, Pack>();
+  const TO v = from_f32<TO>(value);
   const std::size_t row = std::size_t(ow) * Pack;
   const int groups = in.c;
 #pragma omp parallel for num_threads(opt.num_threads) if (groups > 1 && row * oh * groups > 65536)
   for (int q = 0; q < groups; ++q) {
     for (int y = 0; y < oh; ++y) {
-      T* dst = out.row(q, y);
+      TO* dst = out.row(q, y);
       const int sy = y - pads.top;
       if (sy < 0 || sy >= h) {
         std::fill_n(dst, row, v);
         continue;
       }
       std::fill_n(dst, std::size_t(pads.left) * Pack, v);
-      std::memcpy(dst + std::size_t(pads.left) * Pack, in.row(q, sy),
-                  std::size_t(w) * Pack * sizeof(T));
+      if constexpr (kSame) {
+        std::memcpy(dst + std::size_t(pads.left) * Pack, in.row(q, sy),
+                    std::size_t(w) * Pack * sizeof(T));
+      } else {
+        const T* src = in.row(q, sy);
+        TO* to = dst + std::size_t(pads.left) * Pack;
+        for (std::size_t i = 0; i < std::size_t(w) * Pack; ++i)
+          to[i] = from_f32<TO>(to_f32(src[i]));
+      }
       std::fill_n(dst + std::size_t(pads.left + w) * Pack, std::size_t(pads.right) * Pack, v);
     }
   }

@@ -230,35 +230,6 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
   return {};
 }
 
-/// An int8 pack-1 input widened to f32 and padded by `pads` with `pad` (a quantized value), in
-/// workspace memory: what the int8 stem reads (kernels::gemm::convolution_stem), so that its
-/// inner loop broadcasts floats from memory as the float stem does rather than converting each
-/// byte (which took an int8 3 -> 64 channel layer at 113x113 to 1.6x the float layer's time).
-inline Result<Mat> widen_padded(const Mat& in, const Pads2D& pads, std::int8_t pad,
-                                const Option& opt) {
-  const Shape s = in.shape();
-  const int ow = s.w + pads.left + pads.right, oh = s.h + pads.top + pads.bottom;
-  Mat out;
-  INFER_TRY(out.create(Shape::of(ow, oh, s.c), ElemType::f32, 1, opt.workspace_alloc()));
-  const MatView<i8, 1> src = in.view<i8, 1>();
-  const MatView<float, 1> dst = out.view<float, 1>();
-  const float v = float(pad);
-  for (int c = 0; c < s.c; ++c)
-    for (int y = 0; y < oh; ++y) {
-      float* d = dst.row(c, y);
-      const int sy = y - pads.top;
-      if (sy < 0 || sy >= s.h) {
-        std::fill_n(d, ow, v);
-        continue;
-      }
-      const i8* r = src.row(c, sy);
-      std::fill_n(d, pads.left, v);
-      for (int x = 0; x < s.w; ++x) d[pads.left + x] = float(r[x]);
-      std::fill_n(d + pads.left + s.w, pads.right, v);
-    }
-  return out;
-}
-
 /// The int8 Winograd convolution of a prepared Convolution: F(4x4, 3x3) where prepare() laid the
 /// weights out for it (int8.wino43), else F(2x2, 3x3) (int8.wino); as run_int8_gemm, with its
 /// workspace from the workspace allocator.
