@@ -3,6 +3,7 @@
 #pragma once
 
 #include <infer/concepts.hpp>
+#include <infer/kernels/pack.hpp>
 #include <infer/layers/detail/relayout.hpp>
 #include <infer/shape.hpp>
 #include <string_view>
@@ -57,6 +58,40 @@ struct ShuffleChannel {
     const V* src = static_cast<const V*>(bottom.data());
     V* dst = static_cast<V*>(top.data());
     const int groups = channels / Pack;
+    if constexpr (Pack > 1 && kernels::detail::kTileTranspose<Pack, sizeof(V)>) {
+      if (s.dims >= 3) {
+        // Each output lane's values lie Pack apart and come from another input group: one value
+        // at a time, the shuffles of a NanoDet forward took 3.5% of it. Instead each input group
+        // is transposed (Pack x Pack in registers) into the pack-1 planes of its lanes' output
+        // channels, in workspace memory, and those planes are packed again by the same transposes.
+        Mat planes;
+        INFER_TRY(planes.create(s, elem_type_v<T>, 1, opt.workspace_alloc()));
+        V* pd = static_cast<V*>(planes.data());
+        const std::size_t pstep = planes.cstep();
+#pragma omp parallel for num_threads(opt.num_threads) if (channels * plane >= (1u << 15))
+        for (int g = 0; g < groups; ++g) {
+          const V* sg = src + std::size_t(g) * a.stride[0];
+          const void* rows_at[Pack];
+          for (int k = 0; k < Pack; ++k) rows_at[k] = sg + std::size_t(k) * Pack;
+          V* to[Pack];
+          for (int l = 0; l < Pack; ++l) {
+            const int from = g * Pack + l;  // row from / cols, column from % cols of the matrix
+            const int q = (from % cols) * rows + from / cols;
+            to[l] = pd + std::size_t(q) * pstep;
+          }
+          std::size_t i = 0;
+          for (; i + Pack <= plane; i += Pack) {
+            void* cols_at[Pack];
+            for (int l = 0; l < Pack; ++l) cols_at[l] = to[l] + i;
+            kernels::detail::transpose_tile<Pack, sizeof(V)>(rows_at, i * Pack, cols_at, 0);
+          }
+          for (; i < plane; ++i)
+            for (int l = 0; l < Pack; ++l) to[l][i] = sg[i * Pack + std::size_t(l)];
+        }
+        kernels::repack<V, 1, Pack>(pd, pstep, dst, top.cstep(), channels, plane, opt.num_threads);
+        return {};
+      }
+    }
 #pragma omp parallel for num_threads(opt.num_threads)
     for (int g = 0; g < groups; ++g) {
       for (int l = 0; l < Pack; ++l) {

@@ -205,7 +205,8 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
   // Whole planes of one run of source channels (a Crop or Slice along channels) from a pack
   // above 1 into pack 1: register transposes of each source group, not one strided value at a
   // time (a NanoDet forward, whose ShuffleNet-v2 blocks crop 116 channels at pack 4 into 58 and
-  // 58, spent 8% of its time in those Crops). The layers never write a wider pack than they read.
+  // 58, spent 8% of its time in those Crops). The layers never write a wider pack than they read;
+  // between two packs above 1 the group loop below moves runs of lanes.
   const int first = chan_src(c0);
   bool one_run = whole_planes && fill.empty() && first >= 0 && sp > 1 && dp == 1;
   for (int i = 1; i < nc && one_run; ++i) one_run = chan_src(c0 + i) == first + i;
@@ -231,6 +232,29 @@ void remap(const Planes& s, const Planes& d, const std::array<const AxisMap*, 4>
         same = first < 0 ? c < 0 : c == first + l;
       }
       if (same) whole = first < 0 ? -1 : first / sp;
+    }
+
+    // A group all in the box whose dp lanes are a run of one wider source group (a Crop of 232
+    // channels at pack 8 into 116 at pack 4): dp values a step, not one value at a time.
+    if (whole == -2 && whole_planes && sp > dp && dp > 1 && g * dp >= c0 &&
+        (g + 1) * dp <= c0 + nc) {
+      const int from = chan_src(g * dp);
+      bool run = from >= 0 && from % sp + dp <= sp;
+      for (int l = 1; l < dp && run; ++l) run = chan_src(g * dp + l) == from + l;
+      if (run) {
+        const V* src =
+            reinterpret_cast<const V*>(s.data) + std::size_t(from / sp) * s.gstep * sp + from % sp;
+        auto copy = [&](auto lanes) {
+          constexpr std::size_t L = decltype(lanes)::value;
+          for (std::size_t i = 0; i < plane_values; ++i)
+            std::memcpy(dgroup + i * L, src + i * std::size_t(sp), L * sizeof(V));
+        };
+        if (dp == 4)
+          copy(std::integral_constant<std::size_t, 4>{});
+        else
+          copy(std::integral_constant<std::size_t, 8>{});  // dp 8 below sp 16
+        continue;
+      }
     }
 
     if (whole != -2) {
