@@ -163,11 +163,10 @@ constexpr auto make_graph(Parts... parts) {
   const detail::Slots<std::index_sequence_for<Parts...>, Parts...> all{{parts}...};
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
     constexpr std::array<std::size_t, kNodes> at = detail::node_positions<Parts...>();
-    using G =
-        Graph<kInputs, kOutputs, std::remove_cvref_t<decltype(detail::slot_get<at[K]>(all))>...>;
+    using G = Graph<kInputs, kOutputs,
+                    std::remove_cvref_t<decltype(detail::slot_get<at[K]>(all))>...>;
     return G{ins, {{{detail::slot_get<at[K]>(all)}...}}, outs};
-  }
-  (std::make_index_sequence<kNodes>{});
+  }(std::make_index_sequence<kNodes>{});
 }
 
 namespace detail {
@@ -340,7 +339,7 @@ struct NodeDesc {
   /// On the CPU at f32, an input at pack 1 lets it write the widest pack its output channels allow
   /// (L::cpu_wide_out_from_pack1: Convolution, whose GEMM gathers a pack-1 input anyway).
   bool cpu_wide_out_from_pack1 = false;
-  bool vulkan = false;         ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
+  bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
   /// in a following activation as a producer with forward_fused does on the CPU.
@@ -435,10 +434,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   if constexpr (requires { L::vulkan_any_out_pack; })
     d.vulkan_any_out_pack = L::vulkan_any_out_pack;
   if constexpr (requires { l.is_plain_sum(); }) d.plain_sum = l.is_plain_sum();
-  if constexpr (requires {
-                  L::packs_fill_groups;
-                  l.group;
-                })
+  if constexpr (requires { L::packs_fill_groups; l.group; })
     if (L::packs_fill_groups) d.channel_groups = l.group;
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
@@ -497,8 +493,7 @@ constexpr GraphDesc describe(const Graph<NI, NO, Nodes...>& graph) {
   g.blobs.reserve(2 * sizeof...(Nodes) + NI);
   [&]<std::size_t... K>(std::index_sequence<K...>) {
     (g.nodes.push_back(describe(get<K>(graph.nodes), g)), ...);
-  }
-  (std::make_index_sequence<sizeof...(Nodes)>{});
+  }(std::make_index_sequence<sizeof...(Nodes)>{});
   for (const Output& out : graph.outputs) g.outputs.push_back(g.blob_id(out.blob));
   return g;
 }

@@ -140,6 +140,32 @@ inline void transpose_tile(const void* const* rows, std::size_t row_offset, void
 
 }  // namespace detail
 
+/// Unpacks one channel group of `n` elements of P lanes (`group`, P values an element) into the
+/// pack-1 planes `planes[l]` of its lanes, by P x P register transposes where kTileTranspose
+/// holds (else value by value); a null plane's lane is not stored. What a Crop of channels that
+/// start inside a group and a ShuffleChannel's permutation of lanes share with repack.
+template <int P, class V>
+void unpack_group(const V* group, std::size_t n, V* const* planes_in) {
+  // A local copy: the transposes store through char pointers, which could alias the caller's
+  // array, so reading it would reload every pointer per tile.
+  V* planes[P];
+  for (int l = 0; l < P; ++l) planes[l] = planes_in[l];
+  std::size_t i = 0;
+  if constexpr (detail::kTileTranspose<P, sizeof(V)>) {
+    const void* rows[P];
+    for (int k = 0; k < P; ++k) rows[k] = group + std::size_t(k) * P;
+    alignas(64) V scratch[P];
+    for (; i + P <= n; i += P) {
+      void* cols[P];
+      for (int l = 0; l < P; ++l) cols[l] = planes[l] ? static_cast<void*>(planes[l] + i) : scratch;
+      detail::transpose_tile<P, sizeof(V)>(rows, i * P, cols, 0);
+    }
+  }
+  for (; i < n; ++i)
+    for (int l = 0; l < P; ++l)
+      if (planes[l]) planes[l][i] = group[i * P + std::size_t(l)];
+}
+
 /// Copies `channels` logical channels of `n` values each from a layout packed by InPack into one
 /// packed by OutPack. Channel ch lives in group ch / Pack, lane ch % Pack; `*_gstep` is the
 /// distance between group starts in packed elements (cstep for 3-D, w for 2-D). Both packs must

@@ -24,23 +24,31 @@
   infer::layers::L::forward_fused<::infer::T, Pack, ::infer::act::Act>( \
       const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, const ::infer::act::Act&) const
 
-/// forward_fused of layer L at element type T and pack Pack with each epilogue graph::make_act
-/// gives (ncnn's activation types 0..6 and Swish, 7).
-#define INFER_FUSED_INSTANCES_AT(Keyword, L, T, Pack)   \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Identity);  \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, ReLU);      \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Clip);      \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Sigmoid);   \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Mish);      \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, HardSwish); \
-  INFER_FUSED_INSTANCE(Keyword, L, T, Pack, Swish)
+/// Instance(Keyword, L, T, Pack, Act) for each epilogue graph::make_act gives (ncnn's activation
+/// types 0..6 and Swish, 7).
+#define INFER_EACH_EPILOGUE(Instance, Keyword, L, T, Pack) \
+  Instance(Keyword, L, T, Pack, Identity);                 \
+  Instance(Keyword, L, T, Pack, ReLU);                     \
+  Instance(Keyword, L, T, Pack, Clip);                     \
+  Instance(Keyword, L, T, Pack, Sigmoid);                  \
+  Instance(Keyword, L, T, Pack, Mish);                     \
+  Instance(Keyword, L, T, Pack, HardSwish);                \
+  Instance(Keyword, L, T, Pack, Swish)
+
+/// Instance of every pack (1, 4, 8, 16) and epilogue.
+#define INFER_EACH_PACK_EPILOGUE(Instance, Keyword, L, T) \
+  INFER_EACH_EPILOGUE(Instance, Keyword, L, T, 1);        \
+  INFER_EACH_EPILOGUE(Instance, Keyword, L, T, 4);        \
+  INFER_EACH_EPILOGUE(Instance, Keyword, L, T, 8);        \
+  INFER_EACH_EPILOGUE(Instance, Keyword, L, T, 16)
+
+/// forward_fused of layer L at element type T and pack Pack with each epilogue.
+#define INFER_FUSED_INSTANCES_AT(Keyword, L, T, Pack) \
+  INFER_EACH_EPILOGUE(INFER_FUSED_INSTANCE, Keyword, L, T, Pack)
 
 /// forward_fused of layer L at element type T, every pack and epilogue.
-#define INFER_FUSED_INSTANCES(Keyword, L, T)  \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 1); \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 4); \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 8); \
-  INFER_FUSED_INSTANCES_AT(Keyword, L, T, 16)
+#define INFER_FUSED_INSTANCES(Keyword, L, T) \
+  INFER_EACH_PACK_EPILOGUE(INFER_FUSED_INSTANCE, Keyword, L, T)
 
 /// One forward_residual<T, Pack, act::Act> of layer L (a layer with FusesResidual: Convolution).
 #define INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Act)                              \
@@ -49,23 +57,10 @@
       const ::infer::Mat&, const ::infer::Mat&, ::infer::Mat&, const ::infer::Option&, \
       const ::infer::act::Act&) const
 
-/// forward_residual of layer L at element type T and pack Pack with each epilogue.
-#define INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, Pack)   \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Identity);  \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, ReLU);      \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Clip);      \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Sigmoid);   \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Mish);      \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, HardSwish); \
-  INFER_RESIDUAL_INSTANCE(Keyword, L, T, Pack, Swish)
-
 /// forward_residual of layer L at element type T, every pack and epilogue: wherever
 /// INFER_FUSED_INSTANCES of Convolution goes (a Net's layer box calls both).
-#define INFER_RESIDUAL_INSTANCES(Keyword, L, T)  \
-  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 1); \
-  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 4); \
-  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 8); \
-  INFER_RESIDUAL_INSTANCES_AT(Keyword, L, T, 16)
+#define INFER_RESIDUAL_INSTANCES(Keyword, L, T) \
+  INFER_EACH_PACK_EPILOGUE(INFER_RESIDUAL_INSTANCE, Keyword, L, T)
 
 /// One forward_with<T, Pack, L::Algorithm::Algo, act::Act> of layer L.
 #define INFER_WITH_INSTANCE(Keyword, L, T, Pack, Act, Algo)                      \

@@ -70,23 +70,12 @@ struct ShuffleChannel {
         const std::size_t pstep = planes.cstep();
 #pragma omp parallel for num_threads(opt.num_threads) if (channels * plane >= (1u << 15))
         for (int g = 0; g < groups; ++g) {
-          const V* sg = src + std::size_t(g) * a.stride[0];
-          const void* rows_at[Pack];
-          for (int k = 0; k < Pack; ++k) rows_at[k] = sg + std::size_t(k) * Pack;
           V* to[Pack];
           for (int l = 0; l < Pack; ++l) {
             const int from = g * Pack + l;  // row from / cols, column from % cols of the matrix
-            const int q = (from % cols) * rows + from / cols;
-            to[l] = pd + std::size_t(q) * pstep;
+            to[l] = pd + std::size_t((from % cols) * rows + from / cols) * pstep;
           }
-          std::size_t i = 0;
-          for (; i + Pack <= plane; i += Pack) {
-            void* cols_at[Pack];
-            for (int l = 0; l < Pack; ++l) cols_at[l] = to[l] + i;
-            kernels::detail::transpose_tile<Pack, sizeof(V)>(rows_at, i * Pack, cols_at, 0);
-          }
-          for (; i < plane; ++i)
-            for (int l = 0; l < Pack; ++l) to[l][i] = sg[i * Pack + std::size_t(l)];
+          kernels::unpack_group<Pack, V>(src + std::size_t(g) * a.stride[0], plane, to);
         }
         kernels::repack<V, 1, Pack>(pd, pstep, dst, top.cstep(), channels, plane, opt.num_threads);
         return {};

@@ -132,33 +132,22 @@ template <int P, class V>
 constexpr bool kTransposes = kernels::detail::kTileTranspose<P, sizeof(V)>;
 
 /// Whole planes of source channels [first, first + nc), packed by P, into pack-1 destination
-/// channels [c0, c0 + nc), each plane n values: P x P register transposes of each source group
-/// (lanes outside the range go to a scratch column), as convert_packing's.
+/// channels [c0, c0 + nc), each plane n values: each source group once through
+/// kernels::unpack_group (register transposes).
 template <int P, class V>
 void unpack_range(const Planes& s, const Planes& d, int c0, int nc, int first, std::size_t n,
                   int num_threads) {
   const int g0 = first / P, g1 = (first + nc - 1) / P;
 #pragma omp parallel for num_threads(num_threads) if (num_threads > 1)
   for (int g = g0; g <= g1; ++g) {
-    const V* sgroup = reinterpret_cast<const V*>(s.data) + std::size_t(g) * s.gstep * P;
     V* dst[P];
     for (int l = 0; l < P; ++l) {
       const int c = g * P + l - first;  // the lane's place in the range
       dst[l] =
           c >= 0 && c < nc ? reinterpret_cast<V*>(d.data) + std::size_t(c0 + c) * d.gstep : nullptr;
     }
-    const void* rows[P];
-    for (int k = 0; k < P; ++k) rows[k] = sgroup + std::size_t(k) * P;
-    alignas(64) V scratch[P];
-    std::size_t i = 0;
-    for (; i + P <= n; i += P) {
-      void* cols[P];
-      for (int l = 0; l < P; ++l) cols[l] = dst[l] ? static_cast<void*>(dst[l] + i) : scratch;
-      kernels::detail::transpose_tile<P, sizeof(V)>(rows, i * P, cols, 0);
-    }
-    for (; i < n; ++i)
-      for (int l = 0; l < P; ++l)
-        if (dst[l]) dst[l][i] = sgroup[i * P + std::size_t(l)];
+    kernels::unpack_group<P, V>(reinterpret_cast<const V*>(s.data) + std::size_t(g) * s.gstep * P,
+                                n, dst);
   }
 }
 
