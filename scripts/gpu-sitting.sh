@@ -9,13 +9,16 @@
 #   scripts/gpu-sitting.sh BIN_DIR [ROUNDS] [LOOPS]
 #   BIN_DIR holds infer-bench, benchncnn-vulkan and optionally torch_anchor.py; ROUNDS (default 3)
 #   interleaved rounds of LOOPS (default 300) forwards each, after 50 warm-up forwards.
-#   PROFILE="mnasnet mobilenet_v3" (the default) lists the networks to profile step by step.
+#   PROFILE="mnasnet mobilenet_v3" (the default) lists the networks to profile step by step;
+#   MODELS the networks of the side-by-side table (default: the eleven classification networks of
+#   the Vulkan issue's table; every network of models/ takes longer than one 10-minute call).
 # The Vulkan loader and the driver's ICD must be found (VK_DRIVER_FILES on the GPU machine).
 set -uo pipefail
 bin=${1:?usage: gpu-sitting.sh BIN_DIR [ROUNDS] [LOOPS]}
 rounds=${2:-3}
 loops=${3:-300}
 profile=${PROFILE:-mnasnet mobilenet_v3}
+models=${MODELS:-squeezenet mobilenet mobilenet_v2 mobilenet_v3 shufflenet_v2 mnasnet efficientnet_b0 resnet18 resnet50 vgg16 alexnet}
 section() { printf '\n==== %s ====\n' "$*"; }
 
 section "machine"
@@ -25,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=c
 
 section "infer beside ncnn-vulkan: $rounds rounds of $loops forwards, f16 storage on both sides"
 "$bin/infer-bench" --models-dir models --device vulkan --warmup 50 --loops "$loops" --ncnn "$bin/benchncnn-vulkan" \
-  --rounds "$rounds"
+  --rounds "$rounds" $models
 
 if [ -f "$bin/torch_anchor.py" ] && command -v python3 >/dev/null; then
   section "cuDNN anchors (PyTorch, batch 1, 224x224, channels-last; min of 50)"

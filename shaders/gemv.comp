@@ -9,7 +9,9 @@
 // + x, at (c / pack) * cstep * pack + (y * w + x) * pack + c % pack (a 1-D blob: cstep 1, h 1).
 // Weights in ncnn's order [output][k]. The output is 1-D (contiguous at any pack).
 // Specialization constants: 0-2 workgroup size (32, 8, 1); 3 input pack, 4 bias term,
-// 5 activation, 6/7 its parameters.
+// 5 activation, 6/7 its parameters; with f16 storage, 8 / 9: the input / output is f32 instead
+// (a squeeze-excitation block's pooled vector and its first product keep f32 between the f16
+// weights' products: the gates they make amplify rounding).
 // Push constants: the input's w, h, channel step (packed elements); K; the outputs.
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -29,9 +31,13 @@ layout(constant_id = 4) const int bias_term = 0;
 layout(constant_id = 5) const int act = 0;
 layout(constant_id = 6) const float p0 = 0.0;
 layout(constant_id = 7) const float p1 = 0.0;
+layout(constant_id = 8) const int in_f32 = 0;
+layout(constant_id = 9) const int out_f32 = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
+layout(binding = 0) readonly buffer Bottom32 { float v[]; } bottom32;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
+layout(binding = 1) writeonly buffer Top32 { float v[]; } top32;
 layout(binding = 2) readonly buffer Weights { STORE v[]; } weights;
 layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
@@ -49,7 +55,8 @@ shared float partial[8][33];
 float x_at(int k) {
   const int hw = pc.w * pc.h;
   const int c = k / hw, s = k - c * hw;
-  return float(bottom.v[(c / in_pack) * pc.cstep * in_pack + s * in_pack + c % in_pack]);
+  const int at = (c / in_pack) * pc.cstep * in_pack + s * in_pack + c % in_pack;
+  return in_f32 != 0 ? bottom32.v[at] : float(bottom.v[at]);
 }
 
 void main() {
@@ -91,6 +98,10 @@ void main() {
   }
   if (lane == 0 && live) {
     const float b = bias_term != 0 ? float(bias.v[o]) : 0.0;
-    top.v[o] = STORE(activate(partial[r][0] + b, act, p0, p1));
+    const float y = activate(partial[r][0] + b, act, p0, p1);
+    if (out_f32 != 0)
+      top32.v[o] = y;
+    else
+      top.v[o] = STORE(y);
   }
 }

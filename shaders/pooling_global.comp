@@ -3,7 +3,8 @@
 // window is the whole input, without padding, every pixel counted. Input at pack 1 or 4, the
 // output 1-D (c values at the same pack). Storage f32, or f16 with INFER_FP16_STORAGE
 // (arithmetic in f32). Specialization constants: 0-2 workgroup size (256, 1, 1); 3 max (0) or
-// average (1), 4 pack. Push constants: input w, h, c and channel step.
+// average (1), 4 pack, 5 (f16 storage) the output is f32 (a squeeze-excitation block's pooled
+// vector, which its products read in f32). Push constants: input w, h, c and channel step.
 #version 450
 #if INFER_FP16_STORAGE
 #extension GL_EXT_shader_16bit_storage : require
@@ -15,9 +16,11 @@
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const int average = 0;
 layout(constant_id = 4) const int pack = 1;
+layout(constant_id = 5) const int out_f32 = 0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 1) writeonly buffer Top { STORE v[]; } top;
+layout(binding = 1) writeonly buffer Top32 { float v[]; } top32;
 
 layout(push_constant) uniform Push {
   int w, h, c, cstep;
@@ -45,6 +48,11 @@ void main() {
     memoryBarrierShared();
     barrier();
   }
-  if (tid == 0 && ch < pc.c)
-    top.v[ch] = STORE(average != 0 ? partial[0] / float(pixels) : partial[0]);
+  if (tid == 0 && ch < pc.c) {
+    const float y = average != 0 ? partial[0] / float(pixels) : partial[0];
+    if (out_f32 != 0)
+      top32.v[ch] = y;
+    else
+      top.v[ch] = STORE(y);
+  }
 }

@@ -20,6 +20,7 @@
 #include <infer/layers/innerproduct.hpp>
 
 #include "support/fused_instances.hpp"
+#include "support/heap_count.hpp"
 #include "support/random_values.hpp"
 #include "support/ref_tensor.hpp"
 
@@ -401,6 +402,74 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
     layer.int8.top_scale = c.term > 100 ? q.tscale : 0.f;
     CAPTURE(c.cin, c.cout, c.group, c.k, c.stride, c.term);
     sweep(layer, q, x, "ConvolutionDepthWise");
+    ++seed;
+  }
+}
+
+TEST_CASE("int8 convolutions allocate nothing per forward once the allocators hold their blocks",
+          "[int8][convolution]") {
+  // The int8 GEMM's gathers of channels not in whole packs of 4 (6 at pack 1; grouped, 6 a
+  // group) read per-k offset tables, and the AMX GEMM's pack-16 gathers per-unit tables: both
+  // live in the workspace the layer takes from its allocator, so a second forward on the same
+  // shape makes no heap allocation (1 and 2 threads; each case also checked against the
+  // reference, as the sweeps above do).
+  struct Case {
+    int cin, cout, group, k, pack;
+  };
+  const Case cases[] = {{6, 16, 1, 3, 1}, {18, 12, 3, 3, 1}, {32, 32, 1, 3, 16}, {20, 8, 1, 1, 4}};
+  unsigned seed = 301;
+  for (const Case& c : cases) {
+    QuantConv q = make_conv(c.cin, c.cout, c.k, 1, 1, 1, 2, {}, seed, c.group);
+    q.wscale = absmax_scales(q.w, c.group > 1 ? c.group : c.cout);
+    RefTensor x(Shape::of(13, 11, c.cin));
+    x.v = uniform(x.v.size(), -3.f, 3.f, seed + 2);
+    for (float& v : x.v) v = float(float2int8(v * q.bscale));
+    const RefTensor want = q.run(x, true);
+    const Mat in = input_mat(x, true, c.pack);
+    auto run = [&](auto& layer) {
+      for (int threads : {1, 2}) {
+        CAPTURE(c.cin, c.group, c.pack, threads);
+        infer::PoolAllocator blobs, workspace;
+        Option opt;
+        opt.num_threads = threads;
+        opt.blob_allocator = &blobs;
+        opt.workspace_allocator = &workspace;
+        REQUIRE(layer.prepare(ElemType::i8, c.pack, opt).ok());
+        Status st{};
+        Mat top;
+        auto forward = [&] {
+          infer::layers::detail::with_pack<16>(c.pack, [&](auto p) {
+            constexpr int P = decltype(p)::value;
+            st = layer.template forward<infer::i8, P>(in, top, opt);
+          });
+        };
+        forward();
+        INFO((st.ok() ? std::string("ok") : st.message()));
+        REQUIRE(st.ok());
+        const std::size_t heap = infer::test::heap_allocations();
+        forward();
+        REQUIRE(st.ok());
+        CHECK(infer::test::heap_allocations() == heap);
+        compare(top, want, false);
+      }
+    };
+    if (c.group == 1) {
+      Convolution layer = conv_layer(q);
+      run(layer);
+    } else {
+      ConvolutionDepthWise layer{.num_output = c.cout,
+                                 .kernel_w = c.k,
+                                 .pad_left = 1,
+                                 .bias_term = 1,
+                                 .weight_data_size = int(q.w.size()),
+                                 .group = c.group,
+                                 .int8_scale_term = 2};
+      layer.weight_data = q.w;
+      layer.bias_data = q.bias;
+      layer.int8.weight_scales = q.wscale;
+      layer.int8.bottom_scale = q.bscale;
+      run(layer);
+    }
     ++seed;
   }
 }

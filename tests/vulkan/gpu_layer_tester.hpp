@@ -2,7 +2,9 @@
 // its forward_vulkan runs on the device at each storage type (f32, f16) and pack (1, 4) that fits,
 // out of place and, where the layer runs in place on the GPU, in place; its weights go through
 // upload_vulkan as the executor uploads them; outputs are pre-filled with NaN, so a value the
-// kernel does not write fails.
+// kernel does not write fails. A layer whose GPU kernels read and write f32 vectors beside f16
+// storage (NodeDesc::vulkan_f32_vectors) also runs at f16 with its 1-D inputs and outputs in f32,
+// and with its 1-D inputs alone in f32.
 //   GpuLayerTester(layers::Softmax{0}, "Softmax axis 0").inputs({Shape::of(7, 5, 12)}).run();
 #pragma once
 
@@ -68,6 +70,9 @@ class GpuLayerTester {
         for (const Shape& s : inputs_) fits = fits && s.packed_extent() % pack == 0;
         if (!fits) continue;
         run_on_gpu(type, pack, false, ref_in, cpu_out, out_shapes, desc);
+        if (type == ElemType::f16 && desc.vulkan_f32_vectors)
+          for (VectorForm f : {VectorForm::f32_in_out, VectorForm::f32_in})
+            run_on_gpu(type, pack, false, ref_in, cpu_out, out_shapes, desc, f);
         const bool inplace = desc.inplace && desc.vulkan_inplace && inputs_.size() == 1 &&
                              outputs_ == 1 && out_shapes[0] == inputs_[0];
         if (inplace) run_on_gpu(type, pack, true, ref_in, cpu_out, out_shapes, desc);
@@ -76,17 +81,30 @@ class GpuLayerTester {
   }
 
  private:
-  void run_on_gpu(ElemType type, int pack, bool inplace, const std::vector<infer::test::RefTensor>& in,
-                  const std::vector<Mat>& want, const std::vector<Shape>& out_shapes,
-                  const graph::NodeDesc& desc) {
-    INFO(fmt::format("{} pack {} {}", to_string(type), pack, inplace ? "in place" : "out of place"));
+  /// The storage of 1-D blobs: the step's type, or f32 (inputs and outputs, or inputs only).
+  enum class VectorForm { storage, f32_in_out, f32_in };
+
+  void run_on_gpu(ElemType type, int pack, bool inplace,
+                  const std::vector<infer::test::RefTensor>& in, const std::vector<Mat>& want,
+                  const std::vector<Shape>& out_shapes, const graph::NodeDesc& desc,
+                  VectorForm vectors = VectorForm::storage) {
+    constexpr const char* kForm[] = {"", ", 1-D blobs in f32", ", 1-D inputs in f32"};
+    INFO(fmt::format("{} pack {} {}{}", to_string(type), pack,
+                     inplace ? "in place" : "out of place", kForm[int(vectors)]));
     Context& ctx = *g_ctx;
+    // The type a blob of shape s is stored in.
+    auto type_of = [&](const Shape& s, bool input) {
+      const bool f32 = s.dims == 1 && (vectors == VectorForm::f32_in_out ||
+                                       (vectors == VectorForm::f32_in && input));
+      return f32 ? ElemType::f32 : type;
+    };
     std::vector<Mat> host_in;
-    for (const infer::test::RefTensor& t : in) host_in.push_back(host_mat(t, type, pack));
+    for (const infer::test::RefTensor& t : in)
+      host_in.push_back(host_mat(t, type_of(t.shape, true), pack));
     std::vector<Mat> host_out;  // NaN-filled, at the pack the plan would give each output
     for (const Shape& s : out_shapes) {
       infer::test::RefTensor nan(s, std::numeric_limits<float>::quiet_NaN());
-      host_out.push_back(host_mat(nan, type, pack_for(s.packed_extent(), pack)));
+      host_out.push_back(host_mat(nan, type_of(s, false), pack_for(s.packed_extent(), pack)));
     }
     // Weights as the executor uploads them.
     net::gpu::StagedUploader up(type);

@@ -267,6 +267,14 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
                   }
         }
       }
+      // On a CPU implementation (lavapipe in CI, where each pipeline is an LLVM compile of about
+      // a second), a case runs half of its (input pack, output pack) pairs, alternating from case
+      // to case and between the two types, so every pair of every kernel still runs on about
+      // half the cases; a GPU runs every pair.
+      const bool cpu_device = g_ctx->info().kind == "cpu";
+      int pairs = 0;
+      for (int in_pack : {1, 4})
+        for (int out_pack : {1, 4}) pairs += k.c % in_pack == 0 && k.outc % out_pack == 0;
       for (const Run& run : runs)
         for (int in_pack : {1, 4})
           for (int out_pack : {1, 4}) {
@@ -275,6 +283,8 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
             if (run.tile.sg_m != 0 &&
                 (in_pack != (k.c % 4 == 0 ? 4 : 1) || out_pack != (k.outc % 4 == 0 ? 4 : 1)))
               continue;
+            const int pair = (in_pack / 4) * 2 + out_pack / 4;
+            if (cpu_device && pairs > 1 && (pair + index + int(type)) % 2 != 0) continue;
             const RefTensor got =
                 run_gpu(k, in, weights, bias, outw, outh, type, in_pack, out_pack, cache, run);
             REQUIRE(got.v.size() == want.v.size());

@@ -353,6 +353,10 @@ struct NodeDesc {
   /// the input's channels keep the step at a narrower one (a first convolution of 3 channels
   /// writes pack 4 rather than pack 1 and a repack after it).
   bool vulkan_any_out_pack = false;
+  /// Its GPU kernels read and write vectors (1-D blobs) in f32 beside f16 storage
+  /// (l.vulkan_f32_vectors(): global Pooling, InnerProduct): with f16 GPU storage, a vector it
+  /// makes for readers that all do the same stays f32 (graph/placement.hpp).
+  bool vulkan_f32_vectors = false;
   /// Two inputs of one shape summed, nothing else (L::is_plain_sum(): Eltwise sum without
   /// weights, BinaryOp add of two blobs): what a producer with vulkan_fuses_residual takes in.
   bool plain_sum = false;
@@ -433,6 +437,7 @@ constexpr NodeDesc describe_layer(const L& l) {
     d.vulkan_fuses_residual = L::vulkan_fuses_residual;
   if constexpr (requires { L::vulkan_any_out_pack; })
     d.vulkan_any_out_pack = L::vulkan_any_out_pack;
+  if constexpr (requires { l.vulkan_f32_vectors(); }) d.vulkan_f32_vectors = l.vulkan_f32_vectors();
   if constexpr (requires { l.is_plain_sum(); }) d.plain_sum = l.is_plain_sum();
   if constexpr (requires { L::packs_fill_groups; l.group; })
     if (L::packs_fill_groups) d.channel_groups = l.group;

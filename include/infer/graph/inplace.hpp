@@ -17,6 +17,8 @@ constexpr void compute_lifetimes(Plan& p) {
     for (int b : p.steps[s].in) p.buffers[std::size_t(b)].last = int(s);
   }
   for (BufferDesc& b : p.buffers) {
+    // A view no step writes (a 1-D blob at another pack) is written with its memory's source.
+    if (b.first < 0 && b.alias >= 0) b.first = p.buffers[std::size_t(b.alias)].first;
     if (b.output) b.last = int(p.steps.size());
     if (b.last < b.first) b.last = b.first;  // written, never read: lives for its own step
   }

@@ -117,6 +117,15 @@ constexpr int convert_on(Plan& p, std::vector<std::vector<int>>& variants, int b
     src = cast;
   }
   if (p.buffers[std::size_t(src)].pack == pack) return src;
+  if (p.buffers[std::size_t(src)].shape.dims == 1) {
+    // A 1-D blob holds its values in order at every pack (w / pack elements of pack lanes): the
+    // other pack is a view of the same memory, no step (a squeeze-excitation gate made at pack 1
+    // and read at pack 4).
+    const int view = new_buffer(p, blob, device, type, pack, p.buffers[std::size_t(src)].scale);
+    p.buffers[std::size_t(view)].alias = src;
+    variants[std::size_t(blob)].push_back(view);
+    return view;
+  }
   return convert_step(p, variants, blob, StepDesc::repack, device, type, pack, src);
 }
 
@@ -248,6 +257,17 @@ constexpr bool readers_take(const Plan& p, const std::vector<std::vector<int>>& 
   return true;
 }
 
+/// Whether every node in `readers` (of `blob`, a vector) runs on the GPU and reads its first
+/// input, `blob` and no other, as an f32 vector (NodeDesc::vulkan_f32_vectors).
+constexpr bool readers_take_f32_vector(const Plan& p, const std::vector<int>& readers, int blob) {
+  for (int r : readers) {
+    const NodeDesc& rd = p.desc.nodes[std::size_t(r)];
+    if (!on_gpu(p, rd) || !rd.vulkan_f32_vectors || rd.in.size() != 1 || rd.in[0] != blob)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace detail
 
 /// Builds p.steps and p.buffers from p.desc, p.order and p.blob_shapes.
@@ -334,6 +354,11 @@ constexpr PlanError place(Plan& p) {
     } else {
       s.pack = detail::own_pack(p, d, true);
     }
+    // With f16 GPU storage, a vector made by a layer whose GPU kernels read and write f32
+    // vectors stays f32 where its readers are all such layers on the GPU: a squeeze-excitation
+    // block's pooled vector and its first InnerProduct's output, whose rounding the block's gate
+    // would amplify (the gate itself, read by the multiply, is f16).
+    const bool f32_vectors = gpu && d.vulkan_f32_vectors && s.type == ElemType::f16;
     for (std::size_t i = 0; i < d.in.size(); ++i) {
       const int b = d.in[i];
       const int pack = i < packed_inputs
@@ -342,6 +367,14 @@ constexpr PlanError place(Plan& p) {
       if (const int home = variants[std::size_t(b)].front();
           d.reads_shapes_only && p.buffers[std::size_t(home)].device == s.device) {
         s.in.push_back(home);  // only its shape is read: no repack or cast for it
+        continue;
+      }
+      if (const int home = variants[std::size_t(b)].front();
+          f32_vectors && p.buffers[std::size_t(home)].device == Device::vulkan &&
+          p.buffers[std::size_t(home)].type == ElemType::f32 &&
+          p.blob_shapes[std::size_t(b)].dims == 1) {
+        s.in.push_back(
+            detail::convert_on(p, variants, b, Device::vulkan, home, ElemType::f32, pack));
         continue;
       }
       s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack, in_scale));
@@ -361,7 +394,10 @@ constexpr PlanError place(Plan& p) {
     const ElemType out_type = d.int8 && !gpu ? d.int8_out_type : s.type;
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), out_max);
-      const int out = detail::new_buffer(p, b, s.device, out_type, pack, out_scale);
+      const bool f32_out = f32_vectors && p.blob_shapes[std::size_t(b)].dims == 1 &&
+                           detail::readers_take_f32_vector(p, readers[std::size_t(b)], b);
+      const int out =
+          detail::new_buffer(p, b, s.device, f32_out ? ElemType::f32 : out_type, pack, out_scale);
       variants[std::size_t(b)].push_back(out);
       s.out.push_back(out);
     }

@@ -355,34 +355,66 @@ inline std::size_t int8_workspace_bytes(const int8::PackedWeights& w) {
          std::size_t(kInt8PanelPixels / kStepPixels) * 4 * 16 * 16 * 4 + 64;
 }
 
+/// Bytes a unit table (conv_gemm_int8's gather offsets, whole packs of 16) of `units` units takes
+/// (a multiple of 8).
+constexpr std::size_t unit_table_bytes(int units) {
+  return std::size_t(units) * (sizeof(std::ptrdiff_t) + sizeof(std::size_t) + 2 * sizeof(int));
+}
+
+/// Bytes of conv_gemm_int8's workspace for `num_threads` threads over an input at InPack with
+/// `cin` channels per group: each thread's int8_workspace_bytes(w), then the groups' gather tables
+/// (unit tables for whole packs of 16, else k tables where channels are not in packs of 4).
+template <int InPack>
+std::size_t conv_gemm_int8_workspace_bytes(const int8::PackedWeights& w, int cin, int num_threads) {
+  const int taps = cin > 0 ? w.k / cin : 0;
+  std::size_t tables = 0;
+  if (InPack == 16 && cin % 16 == 0)
+    tables = std::size_t(w.groups) * unit_table_bytes(cin / 16 * taps);
+  else if (int8::detail::needs_k_tables(InPack, cin))
+    tables = std::size_t(w.groups) * int8::detail::k_table_bytes(w.k);
+  return std::size_t(num_threads) * int8_workspace_bytes(w) + tables;
+}
+
 #if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__linux__)
 namespace detail {
 
 /// Where each 16-value unit of K (one pack of 16 channels at one tap) reads, from a pixel's window
-/// corner: the tap's offset (dy, dx) and the pack's plane.
+/// corner: the tap's offset (dy, dx) and the pack's plane. Views of arrays in the kernel's
+/// workspace (unit_table writes them: no allocation per forward).
 struct UnitTable {
-  std::vector<int> dy, dx;
-  std::vector<std::size_t> plane;      ///< elements from the input's start to the pack's plane
-  std::vector<std::ptrdiff_t> inside;  ///< plane + the tap's offset, for windows inside the map
+  std::ptrdiff_t* inside = nullptr;  ///< plane + the tap's offset, for windows inside the map
+  std::size_t* plane = nullptr;      ///< elements from the input's start to the pack's plane
+  int* dy = nullptr;
+  int* dx = nullptr;
+  std::size_t units = 0;
 };
 
-/// The units of group g (cin channels from g * cin, whole packs of 16) for input `in`.
+/// The views of the table of `units` units at `mem` (unit_table_bytes(units), 8-byte aligned).
+inline UnitTable unit_table_at(std::byte* mem, int units) {
+  UnitTable t;
+  t.inside = reinterpret_cast<std::ptrdiff_t*>(mem);
+  t.plane = reinterpret_cast<std::size_t*>(t.inside + units);
+  t.dy = reinterpret_cast<int*>(t.plane + units);
+  t.dx = t.dy + units;
+  t.units = std::size_t(units);
+  return t;
+}
+
+/// Writes the units of group g (cin channels from g * cin, whole packs of 16) for input `in` at
+/// `mem` (unit_table_bytes(cin / 16 * taps) bytes).
 template <int InPack>
-UnitTable unit_table(const MatView<i8, InPack>& in, const ConvGeometry& geo, int g, int cin) {
+void unit_table(const MatView<i8, InPack>& in, const ConvGeometry& geo, int g, int cin,
+                std::byte* mem) {
   static_assert(InPack == 16);
   const int units = cin / 16 * geo.kernel_w * geo.kernel_h;
-  UnitTable t;
+  const UnitTable t = unit_table_at(mem, units);
   for (int u = 0; u < units; ++u) {
     const int k = u * 16, tap = k / cin, c = g * cin + k % cin;
-    const int dy = (tap / geo.kernel_w) * geo.dilation_h,
-              dx = (tap % geo.kernel_w) * geo.dilation_w;
-    const std::size_t plane = std::size_t(c / 16) * in.cstep * 16;
-    t.dy.push_back(dy);
-    t.dx.push_back(dx);
-    t.plane.push_back(plane);
-    t.inside.push_back(std::ptrdiff_t(plane) + (std::ptrdiff_t(dy) * in.w + dx) * 16);
+    t.dy[u] = (tap / geo.kernel_w) * geo.dilation_h;
+    t.dx[u] = (tap % geo.kernel_w) * geo.dilation_w;
+    t.plane[u] = std::size_t(c / 16) * in.cstep * 16;
+    t.inside[u] = std::ptrdiff_t(t.plane[u]) + (std::ptrdiff_t(t.dy[u]) * in.w + t.dx[u]) * 16;
   }
-  return t;
 }
 
 /// Gathers pixels n0 .. n0 + npix of a pack-16 input (whole packs per group) straight into the
@@ -392,7 +424,7 @@ inline void gather_panel_int8(const MatView<i8, 16>& in, const int8::ConvWindow&
                               const UnitTable& t, std::size_t kb_count, std::size_t n0, int npix,
                               std::size_t n_total, std::uint8_t* panel) {
   const ConvGeometry& geo = win.g;
-  const std::size_t units = t.dy.size();
+  const std::size_t units = t.units;
   const std::size_t tile_bytes = kb_count * 1024;
   const __m128i flip = _mm_set1_epi8(char(0x80));
   const __m128i padv = _mm_set1_epi8(char(std::uint8_t(win.pad) ^ 0x80u));
@@ -478,7 +510,8 @@ inline void step_int8(const std::uint8_t* a0, std::size_t tile_bytes, const std:
 }  // namespace detail
 
 /// int8::conv_gemm on AMX tiles: the same weights (packed with k_unit 64), window, epilogue and
-/// output; `workspace` num_threads x int8_workspace_bytes(w) bytes. usable() must hold.
+/// output; `workspace` conv_gemm_int8_workspace_bytes<InPack>(w, cin, num_threads) bytes, 8-byte
+/// aligned. usable() must hold.
 template <class TO, int InPack, int OutPack, class Act>
 void conv_gemm_int8(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
                     const int8::PackedWeights& w, const int8::ConvWindow& win,
@@ -495,17 +528,24 @@ void conv_gemm_int8(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& o
   const std::size_t tile_bytes = kb_count * 1024;               // one A tile: 16 pixels x K
   const std::size_t gather_bytes = std::size_t(w.k4) * NT * 4;  // gather_tile's 12 pixels
   const std::size_t bstride = std::size_t(w.k4) * 64;           // one weight block
-  std::vector<int8::detail::KTable> tables;
-  if (!(InPack % 4 == 0 && cin % 4 == 0))
-    for (int g = 0; g < w.groups; ++g)
-      tables.push_back(int8::detail::k_table(win.g, cin, InPack, in.cstep * InPack, g * cin, in.w));
-  const int8::detail::KTable empty_table;
-  // Whole packs of 16 channels per group: gathered straight into the panel, 16 bytes a unit.
+  // The groups' gather tables, in the workspace after the threads' panels: unit tables for whole
+  // packs of 16 channels per group (gathered straight into the panel, 16 bytes a unit), else k
+  // tables where channels are not in whole packs of 4.
   constexpr bool kPack16 = InPack == 16;
-  std::vector<detail::UnitTable> units;
-  if constexpr (kPack16)
-    if (cin % 16 == 0)
-      for (int g = 0; g < w.groups; ++g) units.push_back(detail::unit_table(in, win.g, g, cin));
+  const bool by_unit = kPack16 && cin % 16 == 0;
+  const bool by_value = !by_unit && int8::detail::needs_k_tables(InPack, cin);
+  const int taps = win.g.kernel_w * win.g.kernel_h;
+  const std::size_t table_bytes = by_unit    ? unit_table_bytes(cin / 16 * taps)
+                                  : by_value ? int8::detail::k_table_bytes(w.k)
+                                             : 0;
+  auto* table_mem =
+      reinterpret_cast<std::byte*>(workspace + std::size_t(num_threads) * int8_workspace_bytes(w));
+  for (int g = 0; g < w.groups && table_bytes > 0; ++g) {
+    std::byte* mem = table_mem + std::size_t(g) * table_bytes;
+    if constexpr (kPack16)
+      if (by_unit) detail::unit_table(in, win.g, g, cin, mem);
+    if (by_value) int8::detail::k_table(win.g, cin, InPack, in.cstep * InPack, g * cin, in.w, mem);
+  }
   const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) * n_total *
                                                      std::size_t(w.groups) / 4)
                           ? num_threads
@@ -532,17 +572,19 @@ void conv_gemm_int8(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& o
       const std::size_t n0 = rest / std::size_t(w.groups) * kInt8PanelPixels;
       const int steps = int(
           (std::min<std::size_t>(kInt8PanelPixels, n_total - n0) + kStepPixels - 1) / kStepPixels);
+      std::byte* table = table_mem + std::size_t(g) * table_bytes;
       if constexpr (kPack16) {
-        if (!units.empty())
-          detail::gather_panel_int8(in, win, units[std::size_t(g)], kb_count, n0,
-                                    steps * kStepPixels, n_total, panel);
+        if (by_unit)
+          detail::gather_panel_int8(in, win, detail::unit_table_at(table, cin / 16 * taps),
+                                    kb_count, n0, steps * kStepPixels, n_total, panel);
       }
       // Other inputs: gathered 12 pixels at a time, each pixel's 16-byte units then moved to its
       // tile row.
-      for (int p0 = 0; units.empty() && p0 < steps * kStepPixels; p0 += NT) {
+      const int8::detail::KTable ktable =
+          by_value ? int8::detail::k_table_at(table, w.k) : int8::detail::KTable{};
+      for (int p0 = 0; !by_unit && p0 < steps * kStepPixels; p0 += NT) {
         int8::detail::gather_tile<InPack>(in, win, g, cin, w.k4, n0 + std::size_t(p0), n_total,
-                                          tables.empty() ? empty_table : tables[std::size_t(g)],
-                                          gathered);
+                                          ktable, gathered);
         for (int j = 0; j < NT && p0 + j < steps * kStepPixels; ++j) {
           const int p = p0 + j;
           std::uint8_t* row =

@@ -273,29 +273,46 @@ namespace detail {
 
 /// Where each k (= tap * cin + c) of a group reads: the input row and column offsets of its tap
 /// and its channel's plane offset (from the group's first channel), for the gathers that take one
-/// value at a time.
+/// value at a time. Views of arrays that k_table writes into caller memory (the kernel's
+/// workspace: no allocation per forward).
 struct KTable {
-  std::vector<int> dy, dx;
-  std::vector<std::size_t> plane;
-  std::vector<std::ptrdiff_t> at;  ///< plane + the tap's offset (dy, dx) in the input's layout
+  std::ptrdiff_t* at = nullptr;  ///< plane + the tap's offset (dy, dx) in the input's layout
+  std::size_t* plane = nullptr;
+  int* dy = nullptr;
+  int* dx = nullptr;
 };
 
-inline KTable k_table(const ConvGeometry& geo, int cin, int in_pack, std::size_t cstep_values,
-                      int c_base, int in_w) {
-  const int K = cin * geo.kernel_w * geo.kernel_h;
+/// Bytes a k table's arrays take for K values (a multiple of 8).
+constexpr std::size_t k_table_bytes(int K) {
+  return std::size_t(K) * (sizeof(std::ptrdiff_t) + sizeof(std::size_t) + 2 * sizeof(int));
+}
+
+/// Whether conv_gemm's gathers of an input at InPack with `cin` channels per group go value by
+/// value, through k tables: channels not in whole packs of 4.
+constexpr bool needs_k_tables(int in_pack, int cin) { return !(in_pack % 4 == 0 && cin % 4 == 0); }
+
+/// The views of the k table for K values at `mem` (k_table_bytes(K) bytes, 8-byte aligned).
+inline KTable k_table_at(std::byte* mem, int K) {
   KTable t;
-  t.dy.resize(std::size_t(K));
-  t.dx.resize(std::size_t(K));
-  t.plane.resize(std::size_t(K));
-  t.at.resize(std::size_t(K));
+  t.at = reinterpret_cast<std::ptrdiff_t*>(mem);
+  t.plane = reinterpret_cast<std::size_t*>(t.at + K);
+  t.dy = reinterpret_cast<int*>(t.plane + K);
+  t.dx = t.dy + K;
+  return t;
+}
+
+/// Writes the table of the group whose first channel is c_base (K = cin * taps values) at `mem`
+/// and returns its views.
+inline KTable k_table(const ConvGeometry& geo, int cin, int in_pack, std::size_t cstep_values,
+                      int c_base, int in_w, std::byte* mem) {
+  const int K = cin * geo.kernel_w * geo.kernel_h;
+  const KTable t = k_table_at(mem, K);
   for (int k = 0; k < K; ++k) {
     const int tap = k / cin, c = c_base + k % cin;
-    t.dy[std::size_t(k)] = (tap / geo.kernel_w) * geo.dilation_h;
-    t.dx[std::size_t(k)] = (tap % geo.kernel_w) * geo.dilation_w;
-    t.plane[std::size_t(k)] = std::size_t(c / in_pack) * cstep_values + std::size_t(c % in_pack);
-    t.at[std::size_t(k)] =
-        std::ptrdiff_t(t.plane[std::size_t(k)]) +
-        (std::ptrdiff_t(t.dy[std::size_t(k)]) * in_w + t.dx[std::size_t(k)]) * in_pack;
+    t.dy[k] = (tap / geo.kernel_w) * geo.dilation_h;
+    t.dx[k] = (tap % geo.kernel_w) * geo.dilation_w;
+    t.plane[k] = std::size_t(c / in_pack) * cstep_values + std::size_t(c % in_pack);
+    t.at[k] = std::ptrdiff_t(t.plane[k]) + (std::ptrdiff_t(t.dy[k]) * in_w + t.dx[k]) * in_pack;
   }
   return t;
 }
@@ -430,8 +447,18 @@ inline bool no_negative(const MatView<i8, InPack>& in) {
 
 }  // namespace detail
 
+/// Bytes of conv_gemm's workspace for `num_threads` threads over an input at InPack: each
+/// thread's panel, then (channels not in whole packs of 4) each group's k table.
+template <int InPack>
+std::size_t conv_gemm_workspace_bytes(const PackedWeights& w, int cin, int num_threads) {
+  const std::size_t tables =
+      detail::needs_k_tables(InPack, cin) ? std::size_t(w.groups) * detail::k_table_bytes(w.k) : 0;
+  return std::size_t(num_threads) * panel_bytes(w.k) + tables;
+}
+
 /// Convolution (grouped: w.groups groups of cin input and w.m output channels) as an int8 GEMM per
-/// group: out = epilogue(W x im2col(in)). `workspace` holds num_threads x panel_bytes(K) bytes.
+/// group: out = epilogue(W x im2col(in)). `workspace` holds conv_gemm_workspace_bytes<InPack>(w,
+/// cin, num_threads) bytes, 8-byte aligned.
 template <class TO,     ///< f32 (dequantized) or i8 (requantized) output
           int InPack,   ///< lanes of an input channel group
           int OutPack,  ///< lanes of an output channel group
@@ -447,12 +474,20 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
   const int mpairs = (mblocks + 1) / 2;
   const std::size_t astride = std::size_t(w.k4) * 64;
   const std::size_t tile_bytes = std::size_t(w.k4) * kTileN * 4;
-  // Value-by-value gathers (channels not in whole packs of 4): each group's k -> input offsets.
-  std::vector<detail::KTable> tables;
-  if (!(InPack % 4 == 0 && cin % 4 == 0))
+  // Value-by-value gathers (channels not in whole packs of 4): each group's k -> input offsets,
+  // written into the workspace after the panels.
+  const bool by_value = detail::needs_k_tables(InPack, cin);
+  auto* table_mem =
+      reinterpret_cast<std::byte*>(workspace + std::size_t(num_threads) * panel_bytes(w.k));
+  if (by_value)
     for (int g = 0; g < w.groups; ++g)
-      tables.push_back(detail::k_table(win.g, cin, InPack, in.cstep * InPack, g * cin, in.w));
-  const detail::KTable empty_table;
+      detail::k_table(win.g, cin, InPack, in.cstep * InPack, g * cin, in.w,
+                      table_mem + std::size_t(g) * detail::k_table_bytes(w.k));
+  auto table_of = [&](int g) {
+    return by_value
+               ? detail::k_table_at(table_mem + std::size_t(g) * detail::k_table_bytes(w.k), w.k)
+               : detail::KTable{};
+  };
   // Without VNNI, an input with no negative value (nor a negative pad) takes the shorter products.
   const bool nonneg = kAvx2Products && win.pad >= 0 && detail::no_negative(in);
   const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.k) * n_total *
@@ -475,9 +510,9 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
     const int g = int(rest % std::size_t(w.groups));
     const std::size_t chunk = rest / std::size_t(w.groups);
     const std::size_t t0 = chunk * kChunkTiles, t1 = std::min(ntiles, t0 + kChunkTiles);
+    const detail::KTable table = table_of(g);
     for (std::size_t t = t0; t < t1; ++t)
-      detail::gather_tile<InPack>(in, win, g, cin, w.k4, t * kTileN, n_total,
-                                  tables.empty() ? empty_table : tables[std::size_t(g)],
+      detail::gather_tile<InPack>(in, win, g, cin, w.k4, t * kTileN, n_total, table,
                                   panel + (t - t0) * tile_bytes);
     const int p0 = mpairs * part / mparts, p1 = mpairs * (part + 1) / mparts;
     for (int pair = p0; pair < p1; ++pair) {

@@ -69,6 +69,10 @@ struct InnerProduct {
   /// A quantized layer's output type: f32 (ncnn's int8 InnerProduct dequantizes).
   constexpr ElemType int8_output_type() const { return ElemType::f32; }
 
+  /// On the GPU with f16 storage it reads and writes vectors in f32 too (its products are f32
+  /// sums of f16 weights): a squeeze-excitation block's vectors keep f32 between its products.
+  constexpr bool vulkan_f32_vectors() const { return true; }
+
   /// Inputs per output: weight_data_size / num_output.
   constexpr int num_input() const { return num_output > 0 ? weight_data_size / num_output : 0; }
 

@@ -50,6 +50,10 @@ struct Pooling {
   using storage = float_storage;
   using packs = all_packs;
 
+  /// Global pooling on the GPU with f16 storage can write its vector in f32, for readers that
+  /// take one (InnerProduct: a squeeze-excitation block).
+  constexpr bool vulkan_f32_vectors() const { return global_pooling != 0; }
+
   /// The windows of every output position of an input of some shape.
   struct Plan {
     Shape out;               ///< the output's logical shape

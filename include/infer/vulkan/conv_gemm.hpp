@@ -264,7 +264,9 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
 
 /// Records top[o] = act(bias[o] + sum_k weights[o][k] * x[k]) for InnerProduct over one sample:
 /// x the input (1-D, or 3-D read in ncnn's channel-row-column order), top 1-D of `outputs`,
-/// weights [outputs][K] in ncnn's order.
+/// weights [outputs][K] in ncnn's order. With f16 weights (and bias) the input and the output
+/// may each be f32 or f16 (a squeeze-excitation block keeps its vectors in f32); with f32
+/// weights everything is f32.
 inline Status record_gemv(Recorder& rec, const VkMat& bottom, const VkMat& top,
                           const VkMat& weights, const VkMat* bias, const GpuActivation& act) {
   const Shape& in = bottom.shape();
@@ -272,10 +274,15 @@ inline Status record_gemv(Recorder& rec, const VkMat& bottom, const VkMat& top,
     return make_error(
         "Vulkan inner product: a 1-D or 3-D input and a 1-D output, got {}-D and {}-D", in.dims,
         top.shape().dims);
-  for (const VkMat* m : {&top, &weights, bias})
-    if (m && m->type() != bottom.type())
-      return make_error("Vulkan inner product: storage types differ ({} and {})",
-                        to_string(bottom.type()), to_string(m->type()));
+  const bool f16 = weights.type() == ElemType::f16;
+  if (bias && bias->type() != weights.type())
+    return make_error("Vulkan inner product: weights {} and bias {} differ",
+                      to_string(weights.type()), to_string(bias->type()));
+  for (const VkMat* m : {&bottom, &top})
+    if (m->type() != ElemType::f32 && m->type() != weights.type())
+      return make_error("Vulkan inner product: {} {} with {} weights (f32, or the weights' type)",
+                        m == &bottom ? "input" : "output", to_string(m->type()),
+                        to_string(weights.type()));
   for (const VkMat* m : {&bottom, &top, &weights})
     INFER_TRY(check_blob(rec, *m, "Vulkan inner product"));
   const std::size_t K = in.total(), outputs = std::size_t(top.shape().w);
@@ -285,14 +292,17 @@ inline Status record_gemv(Recorder& rec, const VkMat& bottom, const VkMat& top,
   if (bias && bias->shape().total() != outputs)
     return make_error("Vulkan inner product: {} bias values for {} outputs", bias->shape().total(),
                       outputs);
-  const bool f16 = bottom.type() == ElemType::f16;
   const ShaderCode code{f16 ? "gemv.comp (f16)" : "gemv.comp (f32)",
                         f16 ? std::span<const std::uint32_t>(shaders::gemv_f16)
                             : std::span<const std::uint32_t>(shaders::gemv_f32),
                         4, 5 * 4};
-  const SpecValue spec[] = {SpecValue::of(3, bottom.elempack()), SpecValue::of(4, bias ? 1 : 0),
-                            SpecValue::of(5, int(act.kind)), SpecValue::of(6, act.p0),
-                            SpecValue::of(7, act.p1)};
+  const SpecValue spec[] = {SpecValue::of(3, bottom.elempack()),
+                            SpecValue::of(4, bias ? 1 : 0),
+                            SpecValue::of(5, int(act.kind)),
+                            SpecValue::of(6, act.p0),
+                            SpecValue::of(7, act.p1),
+                            SpecValue::of(8, f16 && bottom.type() == ElemType::f32 ? 1 : 0),
+                            SpecValue::of(9, f16 && top.type() == ElemType::f32 ? 1 : 0)};
   const bool flat = in.dims == 1;
   const std::int32_t push[5] = {flat ? 1 : in.w, flat ? 1 : in.h,
                                 flat ? 1 : std::int32_t(bottom.cstep()), std::int32_t(K),

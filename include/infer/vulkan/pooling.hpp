@@ -30,7 +30,9 @@ inline Status record_pooling(Recorder& rec, const VkMat& bottom,
   const int outw = global ? 1 : out.w, outh = global ? 1 : out.h, outc = global ? out.w : out.c;
   if (outc != in.c)
     return make_error("Vulkan pooling: {} input channels, {} output channels", in.c, outc);
-  if (top.type() != bottom.type() || top.elempack() != bottom.elempack())
+  // The global reduction may write f32 from f16 storage (a squeeze-excitation block's vector).
+  const bool f32_out = global && bottom.type() == ElemType::f16 && top.type() == ElemType::f32;
+  if ((top.type() != bottom.type() && !f32_out) || top.elempack() != bottom.elempack())
     return make_error("Vulkan pooling: input {} pack {} and output {} pack {} differ",
                       to_string(bottom.type()), bottom.elempack(), to_string(top.type()),
                       top.elempack());
@@ -58,13 +60,18 @@ inline Status record_pooling(Recorder& rec, const VkMat& bottom,
                                 : std::span<const std::uint32_t>(shaders::pooling_global_f32),
                             2, 4 * 4};
     const SpecValue gspec[] = {SpecValue::of(3, type == PoolType::average ? 1 : 0),
-                               SpecValue::of(4, bottom.elempack())};
+                               SpecValue::of(4, bottom.elempack()),
+                               SpecValue::of(5, f32_out ? 1 : 0)};
     const std::int32_t gpush[4] = {in.w, in.h, in.c, std::int32_t(bottom.cstep())};
     const VkMat* gblobs[] = {&bottom, &top};
     const std::uint32_t gx = std::uint32_t(std::min(in.c, 65535));
     return rec.dispatch(reduce, {256, 1, 1}, gspec, gblobs, std::as_bytes(std::span(gpush)),
                         {gx, std::uint32_t((in.c + 65534) / 65535), 1u});
   }
+  if (f32_out)
+    return make_error(
+        "Vulkan pooling: an f32 output from f16 storage needs a window over the "
+        "whole input, unpadded");
   const ShaderCode code{f16 ? "pooling.comp (f16)" : "pooling.comp (f32)",
                         f16 ? std::span<const std::uint32_t>(shaders::pooling_f16)
                             : std::span<const std::uint32_t>(shaders::pooling_f32),

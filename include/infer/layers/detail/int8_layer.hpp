@@ -199,12 +199,14 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
                      const Option& opt) {
   const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+  // The threads' panels and the groups' gather tables (the kernels write them there: nothing is
+  // allocated per forward once the workspace allocator holds a block this size).
+  const int cin = q.packed.k / (win.g.kernel_w * win.g.kernel_h);
+  const std::size_t bytes =
+      q.packed.amx ? kernels::amx::conv_gemm_int8_workspace_bytes<InPack>(q.packed, cin, threads)
+                   : kernels::int8::conv_gemm_workspace_bytes<InPack>(q.packed, cin, threads);
   Mat workspace;
-  INFER_TRY(
-      workspace.create(Shape::of(int((q.packed.amx ? kernels::amx::int8_workspace_bytes(q.packed)
-                                                   : kernels::int8::panel_bytes(q.packed.k)) *
-                                     std::size_t(threads))),
-                       ElemType::i8, 1, opt.workspace_alloc()));
+  INFER_TRY(workspace.create(Shape::of(int(bytes)), ElemType::i8, 1, opt.workspace_alloc()));
   const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data());
   auto* ws = static_cast<std::uint8_t*>(workspace.data());
   with_pack<16>(top.elempack(), [&](auto op) {
