@@ -1,9 +1,7 @@
 // The composer's passes and the static graph's execution, on small layers whose outputs a test
 // can predict (tests/support/graph_layers.hpp). Layer-specific graphs (fusion into convolutions,
 // folding BatchNorm) are in test_graph_fusion.cpp.
-#include <atomic>
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <infer/graph.hpp>
 #include <infer/layers/binary_op.hpp>
 #include <infer/layers/concat.hpp>
@@ -12,69 +10,10 @@
 #include <infer/layers/eltwise.hpp>
 #include <infer/layers/relu.hpp>
 #include <infer/layers/split.hpp>
-#include <new>
 
 #include "support/graph_layers.hpp"
 #include "support/heap_count.hpp"
 #include "support/plan_checks.hpp"
-
-// Every heap allocation of the test program is counted, so a test can prove a forward pass makes
-// none (allocations through infer's allocators and std containers alike).
-namespace {
-std::atomic<std::size_t> g_news{0};
-}
-std::size_t infer::test::heap_allocations() { return g_news.load(); }
-// The replacements pair malloc with free; GCC sees new-expressions inlined into them and would
-// call that a mismatch.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-namespace {
-void* counted_alloc(std::size_t n, std::size_t align) {
-  ++g_news;
-  if (n == 0) n = 1;
-  if (align <= alignof(std::max_align_t)) return std::malloc(n);
-  return std::aligned_alloc(align, (n + align - 1) / align * align);
-}
-void* counted_or_throw(std::size_t n, std::size_t align) {
-  if (void* p = counted_alloc(n, align)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-// Every form is replaced, so every allocation and release of the program pairs malloc with free
-// (a sanitizer checks that pairing).
-void* operator new(std::size_t n) { return counted_or_throw(n, 0); }
-void* operator new[](std::size_t n) { return counted_or_throw(n, 0); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) {
-  return counted_or_throw(n, std::size_t(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  return counted_or_throw(n, std::size_t(a));
-}
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return counted_alloc(n, std::size_t(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return counted_alloc(n, std::size_t(a));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 using namespace infer;
 using graph::from;
@@ -215,9 +154,9 @@ TEST_CASE("forward makes no heap allocation once the graph is ready", "[graph][m
   REQUIRE(g.finalize().ok());
   const Mat in = ramp(kShape);
   REQUIRE(g.forward(in).ok());  // a first pass may fill the workspace pool
-  const std::size_t news = g_news.load(), allocs = counting.allocations();
+  const std::size_t news = test::heap_allocations(), allocs = counting.allocations();
   for (int r = 0; r < 3; ++r) REQUIRE(g.forward(in).ok());
-  CHECK(g_news.load() == news);
+  CHECK(test::heap_allocations() == news);
   CHECK(counting.allocations() == allocs);
 }
 

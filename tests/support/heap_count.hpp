@@ -1,5 +1,6 @@
-// The test program's count of heap allocations: test_graph.cpp replaces operator new (every form)
-// for the whole of infer_tests, so a test can prove that a forward pass makes none.
+// The test program's count of heap allocations: heap_count.cpp replaces operator new (every form)
+// for the whole of infer_tests (and infer_tests_avx2), so a test can prove that a forward pass
+// makes none.
 #pragma once
 
 #include <cstddef>
