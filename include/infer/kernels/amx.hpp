@@ -355,12 +355,6 @@ inline std::size_t int8_workspace_bytes(const int8::PackedWeights& w) {
          std::size_t(kInt8PanelPixels / kStepPixels) * 4 * 16 * 16 * 4 + 64;
 }
 
-/// Bytes a unit table (conv_gemm_int8's gather offsets, whole packs of 16) of `units` units takes
-/// (a multiple of 8).
-constexpr std::size_t unit_table_bytes(int units) {
-  return std::size_t(units) * (sizeof(std::ptrdiff_t) + sizeof(std::size_t) + 2 * sizeof(int));
-}
-
 /// Bytes of conv_gemm_int8's workspace for `num_threads` threads over an input at InPack with
 /// `cin` channels per group: each thread's int8_workspace_bytes(w), then the groups' gather tables
 /// (unit tables for whole packs of 16, else k tables where channels are not in packs of 4).
@@ -369,7 +363,7 @@ std::size_t conv_gemm_int8_workspace_bytes(const int8::PackedWeights& w, int cin
   const int taps = cin > 0 ? w.k / cin : 0;
   std::size_t tables = 0;
   if (InPack == 16 && cin % 16 == 0)
-    tables = std::size_t(w.groups) * unit_table_bytes(cin / 16 * taps);
+    tables = std::size_t(w.groups) * int8::detail::k_table_bytes(cin / 16 * taps);
   else if (int8::detail::needs_k_tables(InPack, cin))
     tables = std::size_t(w.groups) * int8::detail::k_table_bytes(w.k);
   return std::size_t(num_threads) * int8_workspace_bytes(w) + tables;
@@ -379,41 +373,25 @@ std::size_t conv_gemm_int8_workspace_bytes(const int8::PackedWeights& w, int cin
 namespace detail {
 
 /// Where each 16-value unit of K (one pack of 16 channels at one tap) reads, from a pixel's window
-/// corner: the tap's offset (dy, dx) and the pack's plane. Views of arrays in the kernel's
-/// workspace (unit_table writes them: no allocation per forward).
-struct UnitTable {
-  std::ptrdiff_t* inside = nullptr;  ///< plane + the tap's offset, for windows inside the map
-  std::size_t* plane = nullptr;      ///< elements from the input's start to the pack's plane
-  int* dy = nullptr;
-  int* dx = nullptr;
-  std::size_t units = 0;
-};
-
-/// The views of the table of `units` units at `mem` (unit_table_bytes(units), 8-byte aligned).
-inline UnitTable unit_table_at(std::byte* mem, int units) {
-  UnitTable t;
-  t.inside = reinterpret_cast<std::ptrdiff_t*>(mem);
-  t.plane = reinterpret_cast<std::size_t*>(t.inside + units);
-  t.dy = reinterpret_cast<int*>(t.plane + units);
-  t.dx = t.dy + units;
-  t.units = std::size_t(units);
-  return t;
-}
+/// corner, in int8::detail::KTable's arrays (one entry a unit, in the kernel's workspace:
+/// k_table_bytes(units)): `at` the pack's plane plus the tap's offset (windows inside the map),
+/// `plane` the pack's plane, dy/dx the tap's offset.
+using UnitTable = int8::detail::KTable;
 
 /// Writes the units of group g (cin channels from g * cin, whole packs of 16) for input `in` at
-/// `mem` (unit_table_bytes(cin / 16 * taps) bytes).
+/// `mem` (k_table_bytes(cin / 16 * taps) bytes).
 template <int InPack>
 void unit_table(const MatView<i8, InPack>& in, const ConvGeometry& geo, int g, int cin,
                 std::byte* mem) {
   static_assert(InPack == 16);
   const int units = cin / 16 * geo.kernel_w * geo.kernel_h;
-  const UnitTable t = unit_table_at(mem, units);
+  const UnitTable t = int8::detail::k_table_at(mem, units);
   for (int u = 0; u < units; ++u) {
     const int k = u * 16, tap = k / cin, c = g * cin + k % cin;
     t.dy[u] = (tap / geo.kernel_w) * geo.dilation_h;
     t.dx[u] = (tap % geo.kernel_w) * geo.dilation_w;
     t.plane[u] = std::size_t(c / 16) * in.cstep * 16;
-    t.inside[u] = std::ptrdiff_t(t.plane[u]) + (std::ptrdiff_t(t.dy[u]) * in.w + t.dx[u]) * 16;
+    t.at[u] = std::ptrdiff_t(t.plane[u]) + (std::ptrdiff_t(t.dy[u]) * in.w + t.dx[u]) * 16;
   }
 }
 
@@ -421,10 +399,9 @@ void unit_table(const MatView<i8, InPack>& in, const ConvGeometry& geo, int g, i
 /// int8 panel [pixel tile][k / 64][16][64], each byte as the products take it (x + 128), the pad
 /// value outside the map, zeros past n_total and past K.
 inline void gather_panel_int8(const MatView<i8, 16>& in, const int8::ConvWindow& win,
-                              const UnitTable& t, std::size_t kb_count, std::size_t n0, int npix,
-                              std::size_t n_total, std::uint8_t* panel) {
+                              const UnitTable& t, std::size_t units, std::size_t kb_count,
+                              std::size_t n0, int npix, std::size_t n_total, std::uint8_t* panel) {
   const ConvGeometry& geo = win.g;
-  const std::size_t units = t.units;
   const std::size_t tile_bytes = kb_count * 1024;
   const __m128i flip = _mm_set1_epi8(char(0x80));
   const __m128i padv = _mm_set1_epi8(char(std::uint8_t(win.pad) ^ 0x80u));
@@ -446,7 +423,7 @@ inline void gather_panel_int8(const MatView<i8, 16>& in, const int8::ConvWindow&
       for (std::size_t u = 0; u < units; ++u)
         _mm_storeu_si128(
             reinterpret_cast<__m128i*>(unit(u)),
-            _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(corner + t.inside[u])),
+            _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(corner + t.at[u])),
                           flip));
     } else {
       for (std::size_t u = 0; u < units; ++u) {
@@ -535,7 +512,7 @@ void conv_gemm_int8(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& o
   const bool by_unit = kPack16 && cin % 16 == 0;
   const bool by_value = !by_unit && int8::detail::needs_k_tables(InPack, cin);
   const int taps = win.g.kernel_w * win.g.kernel_h;
-  const std::size_t table_bytes = by_unit    ? unit_table_bytes(cin / 16 * taps)
+  const std::size_t table_bytes = by_unit    ? int8::detail::k_table_bytes(cin / 16 * taps)
                                   : by_value ? int8::detail::k_table_bytes(w.k)
                                              : 0;
   auto* table_mem =
@@ -575,8 +552,9 @@ void conv_gemm_int8(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& o
       std::byte* table = table_mem + std::size_t(g) * table_bytes;
       if constexpr (kPack16) {
         if (by_unit)
-          detail::gather_panel_int8(in, win, detail::unit_table_at(table, cin / 16 * taps),
-                                    kb_count, n0, steps * kStepPixels, n_total, panel);
+          detail::gather_panel_int8(in, win, int8::detail::k_table_at(table, cin / 16 * taps),
+                                    std::size_t(cin / 16 * taps), kb_count, n0, steps * kStepPixels,
+                                    n_total, panel);
       }
       // Other inputs: gathered 12 pixels at a time, each pixel's 16-byte units then moved to its
       // tile row.
