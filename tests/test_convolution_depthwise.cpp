@@ -277,7 +277,12 @@ TEST_CASE("ConvolutionDepthWise group convolutions run the Winograd tile of the 
           "[layer][convolution_depthwise]") {
   // 64 -> 64 in 2 groups (32 -> 32), 3x3 pad 1, as AlexNet's conv4 and conv5: each group a
   // Convolution on Winograd, prepared for one group of the input (the runner passes its shape):
-  // F(2x2) on 7x7, F(4x4) on 19x17. f32 within Convolution's Winograd bound (test_convolution.cpp).
+  // F(2x2) on 7x7, F(4x4) on 19x17. f32 within Convolution's Winograd bound (test_convolution.cpp);
+  // bf16 (on AVX512_BF16 the GEMMs multiply the transformed inputs and weights rounded to bf16,
+  // whose rounding F(4x4)'s output transform scales by up to 8 x 8) within its bf16 bound
+  // (test_bf16.cpp): on these shapes 7.2e-2 of the largest output by a scalar model of those
+  // roundings (the GEMM's 2e-2 failed 183 of 20672 values on an AMD Zen 4); held to 1.2e-1 as
+  // there. Elsewhere bf16's default.
   const ConvolutionDepthWise c = with_weights(
       {.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 2}, 64);
   if constexpr (infer::kernels::gemm::kAvailable) {
@@ -298,7 +303,7 @@ TEST_CASE("ConvolutionDepthWise group convolutions run the Winograd tile of the 
       })
       .shapes({Shape::of(7, 7, 64), Shape::of(19, 17, 64)})
       .tolerance(ElemType::f32, 5e-4f, 5e-4f)
-      .tolerance(ElemType::bf16, infer::test::bf16_products(2e-2f))
+      .tolerance(ElemType::bf16, infer::test::bf16_products(1.2e-1f))
       .run();
 }
 
