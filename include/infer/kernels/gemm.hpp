@@ -17,6 +17,9 @@
 #include <infer/mat.hpp>
 #include <infer/simd.hpp>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #ifdef _OPENMP
 #include <infer/detail/omp.hpp>
 #endif
@@ -128,37 +131,39 @@ inline void store_channels(const MatView<T, OutPack>& out, int c0, int m, std::s
   }
 }
 
-/// The W lanes a store_channels of (c0, n) would write, read from `res` (the output's layout):
-/// channels at or past m read as zeros.
-template <int OutPack, StorageElement T>
-inline V load_channels(const MatView<T, OutPack>& res, int c0, int m, std::size_t n) {
-  if constexpr (OutPack >= kWidth) {
-    return simd::load<kWidth>(res.channel(c0 / OutPack) + n * OutPack + c0 % OutPack);
+/// The convolutions' store: act(v + the residual at (c0, n)), or act(v) where `res` is empty (a
+/// residual sum the composer fused into the layer: y = act(conv(x) + bias + r)). int8 outputs
+/// take no residual (the layers refuse one). Below a whole vector per output group the residual
+/// is added group by group at the output's pack, the activation applied there too: gathering the
+/// groups into one vector (narrow stores, then a wide load) stalled on store forwarding at every
+/// pixel (yolo-fastest's 8 -> 4 channel 1x1 at 160x160 with its sum: 0.24 ms against 0.07 without).
+template <int OutPack, StorageElement T, class Act>
+inline void store_sum(const MatView<T, OutPack>& out, const MatView<T, OutPack>& res, int c0, int m,
+                      std::size_t n, V v, const Act& act) {
+  if constexpr (OutPack >= kWidth || std::same_as<T, i8>) {
+    if constexpr (!std::same_as<T, i8>)
+      if (res.data) v += simd::load<kWidth>(res.channel(c0 / OutPack) + n * OutPack + c0 % OutPack);
+    store_channels<OutPack>(out, c0, m, n, V(act(v)));
   } else {
-    alignas(64) float tmp[kWidth] = {};
+    if (!res.data) {
+      store_channels<OutPack>(out, c0, m, n, V(act(v)));
+      return;
+    }
+    alignas(64) float tmp[kWidth];
+    v.store_aligned(tmp);
     for (int s = 0; s < kWidth / OutPack; ++s) {
       const int c = c0 + s * OutPack;
       if (c >= m) break;
       if constexpr (OutPack == 1) {
-        tmp[s] = to_f32(res.channel(c)[n]);
+        out.channel(c)[n] = from_f32<T>(act(tmp[s] + to_f32(res.channel(c)[n])));
       } else {
-        simd::store<OutPack>(tmp + s * OutPack,
-                             simd::load<OutPack>(res.channel(c / OutPack) + n * OutPack));
+        using B = simd::fbatch<OutPack>;
+        const B x = B::load_aligned(tmp + s * OutPack) +
+                    simd::load<OutPack>(res.channel(c / OutPack) + n * OutPack);
+        simd::store<OutPack>(out.channel(c / OutPack) + n * OutPack, B(act(x)));
       }
     }
-    return V::load_aligned(tmp);
   }
-}
-
-/// The convolutions' store: act(v + the residual at (c0, n)), or act(v) where `res` is empty (a
-/// residual sum the composer fused into the layer: y = act(conv(x) + bias + r)). int8 outputs
-/// take no residual (the layers refuse one).
-template <int OutPack, StorageElement T, class Act>
-inline void store_sum(const MatView<T, OutPack>& out, const MatView<T, OutPack>& res, int c0, int m,
-                      std::size_t n, V v, const Act& act) {
-  if constexpr (!std::same_as<T, i8>)
-    if (res.data) v += load_channels<OutPack>(res, c0, m, n);
-  store_channels<OutPack>(out, c0, m, n, V(act(v)));
 }
 
 /// Weights a tile asks the caches for ahead of use: `lines` 64-byte lines a k group from `at`,
@@ -169,22 +174,56 @@ struct Prefetch {
   std::size_t count = 0;
 };
 
+/// Lanes of the half row a register tile can end in (an AVX-512 build's 8-lane vector), 0 where
+/// there is none. Zen 4 runs a 16-lane FMA as two 8-lane halves, so a block whose live channels
+/// end within half a vector (24 of its 32: MobileNetV2's 24-channel layers, ShuffleNet v1's 20 per
+/// group, a 40 or 72 channel layer's last block, a stem of 8) computes that half alone instead of
+/// a whole row of zeros past it; elsewhere the half row costs what the whole one did.
+inline constexpr int kHalfWidth = kWidth >= 16 ? kWidth / 2 : 0;
+using HalfV = simd::fbatch<(kWidth >= 16 ? kWidth / 2 : kWidth)>;
+
+/// The low kHalfWidth lanes of v (AVX-512 builds; the tiles ask for it only there).
+inline HalfV low_half(V v) {
+#if defined(__AVX512F__)
+  static_assert(kWidth == 16);
+  return HalfV(_mm512_castps512_ps256(v));
+#else
+  return v;
+#endif
+}
+
+/// h in the low lanes of a whole vector, zeros above.
+inline V widen(HalfV h) {
+#if defined(__AVX512F__)
+  return V(_mm512_zextps256_ps512(h));
+#else
+  return h;
+#endif
+}
+
 /// One register tile of NT pixel columns: output channels m0 .. m0 + kBlockM (their bias at
 /// `bias`), pixels n0 .. n0 + nvalid (nvalid <= NT). B value (k, j) with k = kg * L + i is
 /// b[kg * gstride + j * L + i]; `a` is the tile's block of packed weights. Each k group also
 /// prefetches `pf.lines` lines of `pf` into L2 (the next weight block, see convolution_gemm).
-/// R (at most kRows) is the number of vector rows computed: 1 for a block with at most kWidth
-/// live output channels, whose second row would multiply zeros.
-template <int NT, StorageElement T, int OutPack, class TB, int L, class Act, int R = kRows>
+/// R (at most kRows) is the number of whole vector rows computed, and Half adds a row of
+/// kHalfWidth lanes after them: a block whose live output channels end there would otherwise
+/// multiply zeros in the rest of a row.
+template <int NT, StorageElement T, int OutPack, class TB, int L, class Act, int R = kRows,
+          bool Half = false>
 inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float* a,
                       const float* bias, const MatView<T, OutPack>& out,
                       const MatView<T, OutPack>& res, int m0, int m, std::size_t n0, int nvalid,
                       const Act& act, Prefetch pf = {}) {
-  V acc[R][NT];
+  static_assert(R + (Half ? 1 : 0) > 0 && R <= kRows && (!Half || kHalfWidth > 0));
+  V acc[R > 0 ? R : 1][NT];
+  HalfV hacc[Half ? NT : 1];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 32
     for (int j = 0; j < NT; ++j) acc[r][j] = V(0.f);
+  if constexpr (Half)
+#pragma GCC unroll 32
+    for (int j = 0; j < NT; ++j) hacc[j] = HalfV(0.f);
   for (int kg = 0; kg < kgroups; ++kg) {
     if (pf.at)
       for (int l = 0; l < pf.lines; ++l)
@@ -193,14 +232,21 @@ inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float
           __builtin_prefetch(pf.at + line * 16, 0, 2);
     const TB* bg = b + std::size_t(kg) * gstride;
     for (int i = 0; i < L; ++i, a += kBlockM) {
-      V w[R];
+      V w[R > 0 ? R : 1];
 #pragma GCC unroll 32
       for (int r = 0; r < R; ++r) w[r] = V::load_unaligned(a + r * kWidth);
+      HalfV wh{};
+      if constexpr (Half) wh = HalfV::load_unaligned(a + R * kWidth);
 #pragma GCC unroll 32
       for (int j = 0; j < NT; ++j) {
-        const V x(to_f32(bg[j * L + i]));
+        if constexpr (R > 0) {
+          const V x(to_f32(bg[j * L + i]));
 #pragma GCC unroll 32
-        for (int r = 0; r < R; ++r) acc[r][j] = xsimd::fma(w[r], x, acc[r][j]);
+          for (int r = 0; r < R; ++r) acc[r][j] = xsimd::fma(w[r], x, acc[r][j]);
+          if constexpr (Half) hacc[j] = xsimd::fma(wh, low_half(x), hacc[j]);
+        } else {
+          hacc[j] = xsimd::fma(wh, HalfV(to_f32(bg[j * L + i])), hacc[j]);
+        }
       }
     }
   }
@@ -213,18 +259,39 @@ inline void tile_cols(const TB* b, std::size_t gstride, int kgroups, const float
     for (int j = 0; j < NT; ++j)
       if (j < nvalid) store_sum<OutPack>(out, res, c0, m, n0 + j, acc[r][j] + bv, act);
   }
+  if constexpr (Half) {
+    const int c0 = m0 + R * kWidth;
+    const V bv = V::load_unaligned(bias + R * kWidth);
+#pragma GCC unroll 32
+    for (int j = 0; j < NT; ++j)
+      if (j < nvalid) store_sum<OutPack>(out, res, c0, m, n0 + j, widen(hacc[j]) + bv, act);
+  }
 }
 
 /// One register tile of kTileN pixel columns, or of kTileNarrow where no more are valid: the last
 /// tile of a 7x7 map (49 = 4 x 12 + 1 pixels) would otherwise spend 11 of its 12 columns' FMAs on
 /// nothing, a sixth of the layer.
-/// A block with at most kWidth live output channels (m - m0) computes one vector row.
+/// A block with at most kWidth live output channels (m - m0) computes one vector row; on AVX-512
+/// one whose live channels end within the first half of a row computes that half only.
 template <StorageElement T, int OutPack, class TB, int L, class Act>
 inline void tile(const TB* b, std::size_t gstride, int kgroups, const float* a, const float* bias,
                  const MatView<T, OutPack>& out, const MatView<T, OutPack>& res, int m0, int m,
                  std::size_t n0, int nvalid, const Act& act, Prefetch pf = {}) {
   if constexpr (kRows > 1) {
-    if (m - m0 <= kWidth) {
+    const int live = m - m0;
+    if constexpr (kHalfWidth > 0) {
+      if (live <= kHalfWidth) {
+        tile_cols<kTileN, T, OutPack, TB, L, Act, 0, true>(b, gstride, kgroups, a, bias, out, res,
+                                                           m0, m, n0, nvalid, act, pf);
+        return;
+      }
+      if (live > kWidth && live <= kWidth + kHalfWidth) {
+        tile_cols<kTileN, T, OutPack, TB, L, Act, 1, true>(b, gstride, kgroups, a, bias, out, res,
+                                                           m0, m, n0, nvalid, act, pf);
+        return;
+      }
+    }
+    if (live <= kWidth) {
       tile_cols<kTileN, T, OutPack, TB, L, Act, 1>(b, gstride, kgroups, a, bias, out, res, m0, m,
                                                    n0, nvalid, act, pf);
       return;
@@ -465,75 +532,103 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
                  });
 }
 
+/// convolution_stem's store of pixel n's sums `v` for output channels c0 .. (bias `bv`): the bias
+/// added, or for integer sums (an int8 layer's, `e.scale` set: their scales `sv`) dequantized as
+/// the int8 kernels' epilogue does and requantized where the output is int8.
+template <int OutPack, StorageElement T, class Act>
+inline void stem_store(const StemEpilogue& e, V bv, V sv, const MatView<T, OutPack>& out,
+                       const MatView<T, OutPack>& res, int c0, int m, std::size_t n, V v,
+                       const Act& act) {
+  if (e.scale) {
+    V y = V(act(xsimd::fma(v, sv, bv)));
+    if constexpr (std::same_as<T, i8>) y = y * V(e.out_scale);
+    store_channels<OutPack>(out, c0, m, n, y);
+    return;
+  }
+  store_sum<OutPack>(out, res, c0, m, n, v + bv, act);
+}
+
 /// One row's X output pixels from `first` on (pixel j's window at src + j * step) by R vector rows
-/// of output channels m0 .. (weights: a block of pack_weights<1>, kBlockM floats a k; k's input
-/// offset koff[k]): each input value is broadcast once for the R rows, each weight vector loaded
-/// once for the X pixels, the first `count` pixels stored.
-template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
+/// of output channels m0 .. and, with Half, a row of kHalfWidth lanes after them (weights: a block
+/// of pack_weights<1>, kBlockM floats a k; k's input offset koff[k]): each input value is
+/// broadcast once for the rows, each weight vector loaded once for the X pixels, the first
+/// `count` pixels stored.
+template <int X, int R, bool Half, StorageElement TI, StorageElement T, int OutPack, class Act>
 inline void stem_tile(const TI* src, std::size_t step, const std::size_t* koff, int k_total,
                       const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out,
                       const MatView<T, OutPack>& res, int m0, int m, std::size_t first, int count,
                       const Act& act) {
-  V acc[X][R];
+  static_assert(R + (Half ? 1 : 0) > 0 && R <= kRows && (!Half || kHalfWidth > 0));
+  V acc[X][R > 0 ? R : 1];
+  HalfV hacc[Half ? X : 1];
 #pragma GCC unroll 32
-  for (int j = 0; j < X; ++j)
+  for (int j = 0; j < X; ++j) {
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) acc[j][r] = V(0.f);
+    if constexpr (Half) hacc[j] = HalfV(0.f);
+  }
   for (int k = 0; k < k_total; ++k, a += kBlockM) {
-    V w[R];
+    V w[R > 0 ? R : 1];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) w[r] = V::load_unaligned(a + r * kWidth);
+    HalfV wh{};
+    if constexpr (Half) wh = HalfV::load_unaligned(a + R * kWidth);
     const TI* s = src + koff[k];
 #pragma GCC unroll 32
     for (int j = 0; j < X; ++j) {
-      const V x(to_f32(s[std::size_t(j) * step]));
+      if constexpr (R > 0) {
+        const V x(to_f32(s[std::size_t(j) * step]));
 #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) acc[j][r] = xsimd::fma(w[r], x, acc[j][r]);
+        for (int r = 0; r < R; ++r) acc[j][r] = xsimd::fma(w[r], x, acc[j][r]);
+        if constexpr (Half) hacc[j] = xsimd::fma(wh, low_half(x), hacc[j]);
+      } else {
+        hacc[j] = xsimd::fma(wh, HalfV(to_f32(s[std::size_t(j) * step])), hacc[j]);
+      }
     }
   }
+  const auto scales = [&](int roff) {
+    return e.scale ? V::load_unaligned(e.scale + roff) : V(0.f);
+  };
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     const int c0 = m0 + r * kWidth;
     if (c0 >= m) break;
-    const V bv = V::load_unaligned(e.bias + r * kWidth);
-    if (e.scale) {
-      // Integer sums (an int8 layer's): dequantized as the int8 kernels' epilogue does, and
-      // requantized where the output is int8.
-      const V sv = V::load_unaligned(e.scale + r * kWidth);
-#pragma GCC unroll 32
-      for (int j = 0; j < X; ++j) {
-        if (j >= count) continue;
-        V v = V(act(xsimd::fma(acc[j][r], sv, bv)));
-        if constexpr (std::same_as<T, i8>) v = v * V(e.out_scale);
-        store_channels<OutPack>(out, c0, m, first + std::size_t(j), v);
-      }
-      continue;
-    }
+    const V bv = V::load_unaligned(e.bias + r * kWidth), sv = scales(r * kWidth);
 #pragma GCC unroll 32
     for (int j = 0; j < X; ++j)
       if (j < count)
-        store_sum<OutPack>(out, res, c0, m, first + std::size_t(j), acc[j][r] + bv, act);
+        stem_store<OutPack>(e, bv, sv, out, res, c0, m, first + std::size_t(j), acc[j][r], act);
+  }
+  if constexpr (Half) {
+    const int c0 = m0 + R * kWidth;
+    const V bv = V::load_unaligned(e.bias + R * kWidth), sv = scales(R * kWidth);
+    if (c0 < m)
+#pragma GCC unroll 32
+      for (int j = 0; j < X; ++j)
+        if (j < count)
+          stem_store<OutPack>(e, bv, sv, out, res, c0, m, first + std::size_t(j), widen(hacc[j]),
+                              act);
   }
 }
 
 /// One output row of one block of output channels for convolution_stem: tiles of X pixels, the
 /// last one moved back to end at the row's end (its first pixels computed again, stored again),
 /// single pixels where the row is narrower than a tile.
-template <int X, int R, StorageElement TI, StorageElement T, int OutPack, class Act>
+template <int X, int R, bool Half, StorageElement TI, StorageElement T, int OutPack, class Act>
 inline void stem_row(const TI* row, std::size_t step, const std::size_t* koff, int k_total,
                      const float* a, const StemEpilogue& e, const MatView<T, OutPack>& out,
                      const MatView<T, OutPack>& res, int m0, int m, int y, const Act& act) {
   const std::size_t n_row = std::size_t(y) * std::size_t(out.w);
   if (out.w < X) {
     for (int x = 0; x < out.w; ++x)
-      stem_tile<1, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, res, m0, m,
-                      n_row + std::size_t(x), 1, act);
+      stem_tile<1, R, Half>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, res, m0, m,
+                            n_row + std::size_t(x), 1, act);
     return;
   }
   for (int x0 = 0; x0 < out.w; x0 += X) {
     const int x = std::min(x0, out.w - X);
-    stem_tile<X, R>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, res, m0, m,
-                    n_row + std::size_t(x), X, act);
+    stem_tile<X, R, Half>(row + std::size_t(x) * step, step, koff, k_total, a, e, out, res, m0, m,
+                          n_row + std::size_t(x), X, act);
   }
 }
 
@@ -550,8 +645,9 @@ inline constexpr int kStemMaxTaps = 512;
 /// (27 for 3 channels 3x3), so gathering each pixel's window into the panel cost as much as the
 /// products (a 3x3 stride-2 layer of 3 -> 8 channels at 320x320: 36% of its time in the gather).
 /// Each input value is broadcast straight from the padded input for the block's rows of output
-/// channels; a block with at most kWidth live channels (a stem of 8 outputs, the last block of
-/// 24) runs one row with twice the pixels instead of two rows, the second all zeros.
+/// channels; a block with at most kWidth live channels runs one row with twice the pixels instead
+/// of two rows, the second all zeros, and on AVX-512 a block whose live channels end within half
+/// a row (a stem of 8 outputs, the last block of 24) computes that half only (kHalfWidth).
 /// The input's type TI may differ from the output's T: an int8 layer's stem (its int8 values
 /// widened to f32, its integer weights as floats, `e.scale` set, T f32 or i8) sums exactly in f32,
 /// since |sum| <= kStemMaxTaps x 127 x 127 < 2^24, and its epilogue is the int8 kernels' own.
@@ -586,13 +682,25 @@ void convolution_stem(const MatView<TI, 1>& in, const MatView<T, OutPack>& out,
     const float* a = weights + std::size_t(mb) * block_floats;
     const StemEpilogue eb{e.bias + std::size_t(mb) * kBlockM,
                           e.scale ? e.scale + std::size_t(mb) * kBlockM : nullptr, e.out_scale};
-    const int m0 = mb * kBlockM;
-    if (m - m0 <= kWidth)
-      detail::stem_row<2 * kTileN, 1>(row, step, koff.data(), k_total, a, eb, out, res, m0, m, y,
-                                      act);
+    const int m0 = mb * kBlockM, live = m - m0;
+    if constexpr (detail::kHalfWidth > 0) {
+      if (live <= detail::kHalfWidth) {
+        detail::stem_row<2 * kTileN, 0, true>(row, step, koff.data(), k_total, a, eb, out, res, m0,
+                                              m, y, act);
+        continue;
+      }
+      if (live > kWidth && live <= kWidth + detail::kHalfWidth) {
+        detail::stem_row<kTileN, 1, true>(row, step, koff.data(), k_total, a, eb, out, res, m0, m,
+                                          y, act);
+        continue;
+      }
+    }
+    if (live <= kWidth)
+      detail::stem_row<2 * kTileN, 1, false>(row, step, koff.data(), k_total, a, eb, out, res, m0,
+                                             m, y, act);
     else
-      detail::stem_row<kTileN, kRows>(row, step, koff.data(), k_total, a, eb, out, res, m0, m, y,
-                                      act);
+      detail::stem_row<kTileN, kRows, false>(row, step, koff.data(), k_total, a, eb, out, res, m0,
+                                             m, y, act);
   }
 }
 
