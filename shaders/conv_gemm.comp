@@ -20,7 +20,9 @@
 // parameters, 16 pad value, 17 split (1: store partial sums), 18 the residual's pack (0: none;
 // else a blob of the output's shape added before the activation), 22 vec_gather (1: a pack-4
 // input whose group channels start and end on packs, read four k a load; the host decides it for
-// this kernel and conv_gemm_tc.comp alike).
+// this kernel and conv_gemm_tc.comp alike), 23 gated (1: binding 6 holds a squeeze-excitation
+// gate, a value per input channel, that multiplies the input as it is gathered), 24 the
+// multiply's activation, applied after it, 25/26 its parameters.
 // Push constants: input w, h, c, channel step (packed elements); the same of the output; left and
 // top padding; K, K_pad and k_split (a multiple of 32); the residual's channel step.
 #version 450
@@ -53,6 +55,12 @@ layout(constant_id = 16) const float pad_value = 0.0;
 layout(constant_id = 17) const int split = 0;
 layout(constant_id = 18) const int res_pack = 0;
 layout(constant_id = 22) const int vec_gather = 0;
+// 1: a squeeze-excitation gate fused in (binding 6, a value per input channel), the multiply's
+// activation gate_act (p0, p1 its parameters) applied after it.
+layout(constant_id = 23) const int gated = 0;
+layout(constant_id = 24) const int gate_act = 0;
+layout(constant_id = 25) const float gate_p0 = 0.0;
+layout(constant_id = 26) const float gate_p1 = 0.0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer Bottom4 { STORE4 v[]; } bottom4;
@@ -62,6 +70,7 @@ layout(binding = 2) readonly buffer Weights4 { STORE4 v[]; } weights4;
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
 layout(binding = 4) writeonly buffer Partial { float v[]; } partial;
 layout(binding = 5) readonly buffer Residual { STORE v[]; } residual;
+layout(binding = 6) readonly buffer Gate { STORE v[]; } gate;
 
 layout(push_constant) uniform Push {
   int w, h, c, cstep;
@@ -134,8 +143,12 @@ void main() {
       const int ic = g * cin + (k - tap * cin);                                              \
       if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w)                                      \
         b_reg[i] = vec4(pad_value);                                                   \
-      else                                                                                   \
+      else {                                                                                 \
         FETCH_B((ic / 4) * pc.cstep + iy * pc.w + ix, b_reg[i]);                             \
+        if (gated != 0)                                                                      \
+          b_reg[i] = gated_quad(b_reg[i], vec4(gate.v[ic], gate.v[ic + 1], gate.v[ic + 2],   \
+                                               gate.v[ic + 3]));                             \
+      }                                                                                      \
     } else {                                                                                 \
       vec4 v = vec4(0.0);                                                                    \
       [[unroll]] for (int j = 0; j < 4; ++j) {                                                          \

@@ -1,13 +1,29 @@
 // What the GEMM convolutions (conv_gemm.comp, conv_gemm_tc.comp) share: the value-by-value input
-// read of their gather, and their store. The including shader declares the blobs (bottom, top,
-// top4, bias, partial, residual), the push constants and the specialization constants read here.
+// read of their gather with its gate, and their store. The including shader declares the blobs
+// (bottom, top, top4, bias, partial, residual, gate), the push constants and the specialization
+// constants read here.
 
-// The input value at input channel ic (of the whole blob) and input pixel (iy, ix): the pad
-// value outside the input.
+// A squeeze-excitation gate the composer fused into the convolution (gated != 0): input
+// channel ic is read as activate(x * gate[ic]) (the multiply's own activation, gate_act), before
+// the window's products. The pad value is the convolution's and is not gated.
+float gated_value(float x, int ic) {
+  return gated != 0 ? activate(x * float(gate.v[ic]), gate_act, gate_p0, gate_p1) : x;
+}
+
+// Four consecutive channels ic..ic+3 of one pixel, gated by the gate's values g.
+vec4 gated_quad(vec4 x, vec4 g) {
+  vec4 y = x * g;
+  [[unroll]] for (int e = 0; e < 4; ++e) y[e] = activate(y[e], gate_act, gate_p0, gate_p1);
+  return y;
+}
+
+// The input value at input channel ic (of the whole blob) and input pixel (iy, ix), gated: the
+// pad value outside the input.
 float input_at(int ic, int iy, int ix) {
   if (iy < 0 || iy >= pc.h || ix < 0 || ix >= pc.w) return pad_value;
-  return float(bottom.v[(ic / in_pack) * pc.cstep * in_pack + (iy * pc.w + ix) * in_pack +
-                        ic % in_pack]);
+  return gated_value(float(bottom.v[(ic / in_pack) * pc.cstep * in_pack +
+                                    (iy * pc.w + ix) * in_pack + ic % in_pack]),
+                     ic);
 }
 
 // The store: four consecutive output channels m..m+3 of group g (m a multiple of 4 within the

@@ -14,7 +14,8 @@
 // keeps each of its k positions as (tap, channel) and moves them on by a step's taps and channels:
 // no division in the steps.
 // Pack-4 inputs whose group channels are a multiple of 4 load four channels of one pixel at once;
-// other inputs gather value by value.
+// other inputs gather value by value. A squeeze-excitation gate fused in (gated) scales each
+// input channel, and the multiply's activation applies, where a unit reaches the shared tile.
 //
 // Each subgroup then writes its products 16 channels x 64 pixels at a time to its own shared
 // scratch (reusing the tiles' memory), from where its invocations apply bias (staged in shared
@@ -22,7 +23,7 @@
 // (conv_gemm_common.glsl), or the partial sums of a split K.
 // Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
 // Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
-// 19 sg_m, 20 sg_n, 21 bk (32 or 64), 22 vec_gather. Push constants as conv_gemm.comp; k_split a
+// 19 sg_m, 20 sg_n, 21 bk (32 or 64), 22 vec_gather, 23-26 the gate. Push constants as conv_gemm.comp; k_split a
 // multiple of bk.
 // infer-variants: coopmat
 #version 450
@@ -59,6 +60,12 @@ layout(constant_id = 21) const int bk = 32;
 // 1: pack-4 input with a multiple of 4 channels a group, gathered four channels at a time. A
 // constant, so that the pipeline holds one gather path and its registers, not both.
 layout(constant_id = 22) const int vec_gather = 0;
+// 1: a squeeze-excitation gate fused in (binding 6, a value per input channel), the multiply's
+// activation gate_act (p0, p1 its parameters) applied after it.
+layout(constant_id = 23) const int gated = 0;
+layout(constant_id = 24) const int gate_act = 0;
+layout(constant_id = 25) const float gate_p0 = 0.0;
+layout(constant_id = 26) const float gate_p1 = 0.0;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;  // 4 halves
@@ -68,6 +75,8 @@ layout(binding = 2) readonly buffer WeightsRaw { uvec4 v[]; } weights_raw;  // 8
 layout(binding = 3) readonly buffer Bias { STORE v[]; } bias;
 layout(binding = 4) writeonly buffer Partial { float v[]; } partial;
 layout(binding = 5) readonly buffer Residual { STORE v[]; } residual;
+layout(binding = 6) readonly buffer Gate { STORE v[]; } gate;
+layout(binding = 6) readonly buffer GateRaw { uvec2 v[]; } gate_raw;  // 4 halves
 
 layout(push_constant) uniform Push {
   int w, h, c, cstep;
@@ -134,6 +143,9 @@ void main() {
   uvec4 a_reg[A_UNITS], b_reg[B_UNITS];
   bool a_ok[A_UNITS];
   uint b_code[B_UNITS];
+  // A fused gate's values for the step's two four-channel halves (the four-channel gather; the
+  // value gather gates as it reads), applied where the units reach the shared tiles.
+  uvec2 g_reg[2] = {uvec2(0), uvec2(0)};
   // The tile's bias, read by the epilogue after the steps' barriers.
   for (int i = tid; i < BM; i += THREADS)
     bias_s[i] = bias_term != 0 && m0 + i < M ? float(bias.v[g * M + m0 + i]) : 0.0;
@@ -176,6 +188,7 @@ void main() {
         dy[hh] = ky * dilation_h;                                                              \
         dx[hh] = (tap[hh] - ky * kernel_w) * dilation_w;                                       \
         off[hh] = ((g * cin + ch[hh]) / 4) * pc.cstep;                                         \
+        if (gated != 0) g_reg[hh] = gate_raw.v[(g * cin + ch[hh]) / 4];                        \
       }                                                                                        \
       [[unroll]] for (int j = 0; j < B_UNITS; ++j) {                                           \
         uvec2 q[2];                                                                            \
@@ -235,6 +248,11 @@ void main() {
       uvec2 q[2] = {b_reg[j].xy, b_reg[j].zw};
       [[unroll]] for (int hh = 0; hh < 2; ++hh) {
         const uint c = (b_code[j] >> (2 * hh)) & 3u;
+        if (vec_in && gated != 0 && c == 0u) {
+          const vec4 x = vec4(unpackHalf2x16(q[hh].x), unpackHalf2x16(q[hh].y));
+          const vec4 gv = vec4(unpackHalf2x16(g_reg[hh].x), unpackHalf2x16(g_reg[hh].y));
+          q[hh] = halves4(gated_quad(x, gv));
+        }
         if (c != 0u) q[hh] = c == 1u ? uvec2(0) : pad2;
       }
       S[(BM + tid / KU + j * RSTEP) * ROW + kq] = uvec4(q[0], q[1]);

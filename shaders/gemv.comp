@@ -3,8 +3,8 @@
 // in chunks of 1024: the workgroup first gathers the chunk of x into shared memory (one index
 // decomposition per value for all 8 rows, not one per weight), then the 32 of a row read four
 // consecutive weights at a time (K a multiple of 4; else one), contiguous across the invocations,
-// the chunk's loads unrolled so that eight of them are in flight, and sum their partials in shared
-// memory at the end.
+// the chunk's loads unrolled so that eight of them are in flight and issued before the gather of
+// x, and sum their partials in shared memory at the end.
 // x is the input blob read in ncnn's order (channel, y, x) whatever its pack: k = (c * h + y) * w
 // + x, at (c / pack) * cstep * pack + (y * w + x) * pack + c % pack (a 1-D blob: cstep 1, h 1).
 // Weights in ncnn's order [output][k]. The output is 1-D (contiguous at any pack).
@@ -69,17 +69,22 @@ void main() {
   float sum = 0.0;
   for (int k0 = 0; k0 < pc.K; k0 += CHUNK) {
     const int n = min(CHUNK, pc.K - k0);
+    // The chunk's weight loads go out first, before the gather of x and its barrier, so that
+    // the two waits on memory overlap instead of following each other (a squeeze-excitation
+    // block's small products are little else). Each load reads a valid address (the row's last
+    // unit past its end); the products skip the units past the chunk.
+    vec4 wv[CHUNK / 128];
+    if (live && by4) {
+      const int row = (o * pc.K + k0) / 4;
+      const int last = (o * pc.K + pc.K) / 4 - 1;
+      [[unroll]] for (int u = 0; u < CHUNK / 128; ++u)
+        wv[u] = vec4(weights4.v[min(row + lane + 32 * u, last)]);
+    }
     barrier();  // the previous chunk's reads are done
     for (int i = tid; i < n; i += 256) xs[i] = x_at(k0 + i);
     memoryBarrierShared();
     barrier();
     if (live && by4) {
-      const int row = (o * pc.K + k0) / 4;
-      vec4 wv[CHUNK / 128];  // all of the chunk's loads first, then the products
-      [[unroll]] for (int u = 0; u < CHUNK / 128; ++u) {
-        const int k4 = lane + 32 * u;
-        wv[u] = 4 * k4 < n ? vec4(weights4.v[row + k4]) : vec4(0.0);
-      }
       [[unroll]] for (int u = 0; u < CHUNK / 128; ++u) {
         const int k = 4 * (lane + 32 * u);
         if (k < n) sum += dot(wv[u], vec4(xs[k], xs[k + 1], xs[k + 2], xs[k + 3]));

@@ -429,6 +429,132 @@ TEST_CASE("on the GPU a convolution takes in the residual sum after it, then its
   }
 }
 
+namespace {
+
+/// Forms of the squeeze-excitation graph below.
+struct SeForm {
+  int channels = 40;        ///< the map's channels
+  bool vector_first = false;  ///< the multiply reads the gate first
+  bool second_reader = false; ///< another node reads the multiply's output too
+  bool map_by_map = false;  ///< the multiply's second operand is a 3-D map, not a vector
+  bool conv_gates = true;   ///< the convolution takes gates in (vulkan_gate_min_channels)
+};
+
+/// A squeeze-excitation block and its projection with a residual: in -> dw (gpu) -> m;
+/// m -> pool -> v (1-D) -> fc -> g (1-D); mul(m, g) -> relu -> y; conv(y) -> c;
+/// sum(c, in) -> out (and, with second_reader, y -> other -> out2).
+graph::GraphDesc se_graph(const SeForm& f) {
+  graph::GraphDesc d;
+  d.inputs.push_back(d.blob_id("in"));
+  d.input_shapes.push_back(Shape::of(7, 5, f.channels));
+  d.nodes.push_back(make_node(d, "dw", "in", "m", true));
+  d.nodes.push_back(make_node(d, "pool", "m", "v", true));
+  d.nodes.push_back(make_node(d, "fc", "v", "g", true));
+  graph::NodeDesc mul = make_node(d, "mul", "m", "x", true);
+  mul.type = "BinaryOp";
+  mul.in = f.vector_first ? std::vector<int>{d.blob_id("g"), d.blob_id("m")}
+                          : std::vector<int>{d.blob_id("m"), d.blob_id(f.map_by_map ? "in" : "g")};
+  mul.one_blob = false;
+  mul.vulkan_fuses_activation = true;
+  mul.channel_mul = true;
+  d.nodes.push_back(mul);
+  graph::NodeDesc relu = make_node(d, "relu", "x", "y", true, true);
+  relu.type = "ReLU";
+  relu.as_activation.type = 1;
+  d.nodes.push_back(relu);
+  graph::NodeDesc conv = make_node(d, "conv", "y", "c", true);
+  conv.type = "Convolution";
+  conv.fuses_activation = true;
+  conv.vulkan_fuses_residual = true;
+  conv.vulkan_gate_min_channels = f.conv_gates ? 5 : 0;
+  d.nodes.push_back(conv);
+  graph::NodeDesc sum = make_node(d, "sum", "c", "out", true);
+  sum.type = "Eltwise";
+  sum.in = {d.blob_id("c"), d.blob_id("in")};
+  sum.one_blob = false;
+  sum.plain_sum = true;
+  d.nodes.push_back(sum);
+  d.outputs.push_back(d.blob_id("out"));
+  if (f.second_reader) {
+    d.nodes.push_back(make_node(d, "other", "y", "out2", true));
+    d.outputs.push_back(d.blob_id("out2"));
+  }
+  return d;
+}
+
+/// Shapes of se_graph: the pooling and the product make a 1-D vector of the map's channels; the
+/// others keep their first 3-D input's shape.
+constexpr auto se_shapes = [](int node, std::span<const Shape> in, std::span<Shape> out) {
+  if (node == 1 || node == 2) {
+    out[0] = Shape::of(in[0].dims == 1 ? in[0].w : in[0].c);
+    return ShapeCheck{};
+  }
+  const Shape& a = in[0].dims == 3 || in.size() == 1 ? in[0] : in[1];
+  out[0] = a;
+  return ShapeCheck{};
+};
+
+}  // namespace
+
+TEST_CASE("on the GPU a convolution gathers the squeeze-excitation multiply it reads",
+          "[graph][gpu]") {
+  for (bool vector_first : {false, true}) {
+    CAPTURE(vector_first);
+    const graph::Plan p =
+        graph::compose(se_graph({.vector_first = vector_first}), gpu_target(), se_shapes);
+    REQUIRE(p.error.ok());
+    INFO(graph::format_plan(p));
+    const StepDesc* conv = step_of(p, "conv");
+    REQUIRE(conv);
+    CHECK(conv->device == Device::vulkan);
+    // Its inputs: the map the multiply scaled, the gate, the residual (the sum's other input).
+    REQUIRE(conv->in.size() == 3);
+    auto blob_of = [&](int buffer) {
+      return p.desc.blobs[std::size_t(p.buffers[std::size_t(buffer)].blob)];
+    };
+    CHECK(blob_of(conv->in[0]) == "m");
+    CHECK(blob_of(conv->in[1]) == "g");
+    CHECK(blob_of(conv->in[2]) == "in");
+    CHECK(p.desc.nodes[std::size_t(conv->gate_node)].name == "mul");
+    CHECK(conv->gate_act.type == 1);  // the multiply's ReLU, applied after it
+    CHECK(conv->act.type == 0);
+    CHECK(p.desc.nodes[std::size_t(conv->residual_node)].name == "sum");
+    for (const char* gone : {"mul", "relu", "sum"}) CHECK(step_of(p, gone) == nullptr);
+    // The map at the convolution's pack, the gate as a vector; after the product that makes it.
+    CHECK(p.buffers[std::size_t(conv->in[0])].shape.dims == 3);
+    CHECK(p.buffers[std::size_t(conv->in[1])].shape.dims == 1);
+    CHECK(conv > step_of(p, "fc"));
+    CHECK_THAT(graph::format_plan(p),
+               Catch::Contains("*gate BinaryOp 'mul' (ReLU) +sum Eltwise 'sum'"));
+    test::check_no_overlap(p);
+  }
+  // Not taken in: on the CPU; with fuse_gates off; where another node reads the product; a map
+  // of 4 channels (a convolution's small-input kernel takes no gate); a product of two maps; a
+  // convolution that takes no gates. The multiply keeps its step and the ReLU it took in.
+  graph::Target no_gates = gpu_target();
+  no_gates.fuse_gates = false;
+  const std::pair<SeForm, graph::Target> kept[] = {
+      {SeForm{}, graph::Target{}},
+      {SeForm{}, no_gates},
+      {SeForm{.second_reader = true}, gpu_target()},
+      {SeForm{.channels = 4}, gpu_target()},
+      {SeForm{.map_by_map = true}, gpu_target()},
+      {SeForm{.conv_gates = false}, gpu_target()},
+  };
+  int form = 0;
+  for (const auto& [f, target] : kept) {
+    CAPTURE(form++);
+    const graph::Plan p = graph::compose(se_graph(f), target, se_shapes);
+    REQUIRE(p.error.ok());
+    INFO(graph::format_plan(p));
+    const StepDesc* mul = step_of(p, "mul");
+    REQUIRE(mul);
+    CHECK(mul->act.type == (target.device == Device::vulkan ? 1 : 0));
+    CHECK(step_of(p, "conv")->gate_node == -1);
+    CHECK_THAT(graph::format_plan(p), !Catch::Contains("*gate"));
+  }
+}
+
 TEST_CASE("a residual sum of differing shapes stays a step of its own", "[graph][gpu]") {
   graph::GraphDesc d;
   d.inputs.push_back(d.blob_id("in"));

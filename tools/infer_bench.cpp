@@ -4,7 +4,7 @@
 // sitting; no peer figure is a constant here.
 //
 //   infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] [--profile]
-//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--spin-us N]
+//               [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] [--spin-us N] [--no-gate-fusion]
 //               [--fp16-weights] [--bf16 | --bf16-vs-f32] [--no-amx]
 //               [--ncnn BENCHNCNN [--rounds N]]
 //               [MODEL...]
@@ -13,7 +13,8 @@
 // load); --loops of a few hundred keep them there while timing.
 //
 // --spin-us N: how long a GPU forward polls its fence before blocking (Option::vulkan_spin_us,
-// default 2000; 0 blocks at once).
+// default 2000; 0 blocks at once). --no-gate-fusion leaves squeeze-excitation multiplies as steps
+// of their own on the GPU (graph::Target::fuse_gates), to compare with their fusion.
 //
 // --fp16-weights stores InnerProduct weights as f16 (Option::fp16_weights), as ncnn's x86 build
 // does by default where the CPU has F16C.
@@ -359,6 +360,8 @@ int main(int argc, char** argv) {
       bf16_vs_f32 = true;
     } else if (arg == "--no-amx") {
       base.use_amx = false;
+    } else if (arg == "--no-gate-fusion") {
+      target.fuse_gates = false;
     } else if (arg == "--rounds") {
       number(rounds, 1, 100);
     } else if (arg == "--ncnn" && i + 1 < argc) {
@@ -384,8 +387,8 @@ int main(int argc, char** argv) {
       fmt::print(stderr,
                  "usage: infer-bench [--threads N] [--loops N] [--warmup N] [--models-dir DIR] "
                  "[--profile] [--callers N] [--device cpu|vulkan[:N]] [--gpu-storage f16|f32] "
-                 "[--spin-us N] [--fp16-weights] [--bf16 | --bf16-vs-f32] [--no-amx] "
-                 "[--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
+                 "[--spin-us N] [--no-gate-fusion] [--fp16-weights] [--bf16 | --bf16-vs-f32] "
+                 "[--no-amx] [--ncnn BENCHNCNN [--rounds N]] [MODEL...]\n");
       return 2;
     } else {
       models.emplace_back(arg);

@@ -36,9 +36,9 @@ int out_extent(int in, int kernel, int dilation, int stride, int pad_begin, int 
   return (in + pad_begin + pad_end - (dilation * (kernel - 1) + 1)) / stride + 1;
 }
 
-float activate(const ConvolutionParams& p, double x) {
-  const float p0 = p.act.p0, p1 = p.act.p1;
-  switch (p.act.kind) {
+float activate(const infer::vk::GpuActivation& a, double x) {
+  const float p0 = a.p0, p1 = a.p1;
+  switch (a.kind) {
     case Activation::relu:
     case Activation::leaky_relu:
       return float(x > 0 ? x : x * p0);
@@ -68,14 +68,14 @@ RefTensor reference(const RefTensor& in, const std::vector<float>& weights,
             for (int kx = 0; kx < p.kernel_w; ++kx) {
               const int ix = x * p.stride_w - p.pad_left + kx * p.dilation_w;
               const int iy = y * p.stride_h - p.pad_top + ky * p.dilation_h;
-              if (ix < 0 || iy < 0 || ix >= in.shape.w || iy >= in.shape.h) continue;
               const std::size_t wi =
                   ((std::size_t(oc) * per_in + k) * p.kernel_h + ky) * p.kernel_w + kx;
-              sum += double(in.at(ix, iy, 0, ic)) * weights[wi];
+              const bool inside = ix >= 0 && iy >= 0 && ix < in.shape.w && iy < in.shape.h;
+              sum += (inside ? double(in.at(ix, iy, 0, ic)) : double(p.pad_value)) * weights[wi];
             }
         }
         if (residual) sum += double(residual->at(x, y, 0, oc));
-        out.at(x, y, 0, oc) = activate(p, sum);
+        out.at(x, y, 0, oc) = activate(p.act, sum);
       }
   return out;
 }
@@ -102,14 +102,24 @@ struct Run {
   int res_pack = 1;
 };
 
+/// A gate (a value per input channel) that multiplies the input as the GEMM gathers it, then
+/// `act`; null values: none.
+struct GateRun {
+  const RefTensor* values = nullptr;
+  infer::vk::GpuActivation act;
+};
+
 RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& weights,
                   const std::vector<float>& bias, int outw, int outh, ElemType type, int in_pack,
-                  int out_pack, infer::vk::PipelineCache& cache, const Run& run) {
+                  int out_pack, infer::vk::PipelineCache& cache, const Run& run,
+                  const GateRun& gate_run = {}) {
   infer::vk::Context& ctx = *g_ctx;
   const Kernel kernel = run.kernel;
   const infer::Mat host_in = host_mat(in, type, in_pack);
   const infer::Mat host_r =
       run.residual ? host_mat(*run.residual, type, run.res_pack) : infer::Mat();
+  const infer::Mat host_g =
+      gate_run.values ? host_mat(*gate_run.values, type, 1) : infer::Mat();
   const std::vector<float> laid =
       kernel == Kernel::direct ? weights
                                : infer::vk::conv_gemm_weights(weights, k.outc, k.c / k.p.group,
@@ -121,7 +131,8 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   const Shape out_shape = Shape::of(outw, outh, k.outc);
   const std::size_t out_bytes = infer::packed_layout(out_shape, type, out_pack).bytes;
   const std::size_t total =
-      host_in.bytes() + host_w.bytes() + host_b.bytes() + host_r.bytes() + out_bytes + 1280;
+      host_in.bytes() + host_w.bytes() + host_b.bytes() + host_r.bytes() + host_g.bytes() +
+      out_bytes + 1536;
   auto dev = infer::vk::Buffer::create(ctx, total, infer::vk::MemoryKind::device);
   auto staging = infer::vk::Buffer::create(ctx, total, infer::vk::MemoryKind::staging);
   REQUIRE(dev.ok());
@@ -138,12 +149,15 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   const infer::vk::VkMat d_out = place(out_shape, out_pack, out_bytes);
   const infer::vk::VkMat d_r =
       run.residual ? place(host_r.shape(), run.res_pack, host_r.bytes()) : infer::vk::VkMat();
+  const infer::vk::VkMat d_g =
+      gate_run.values ? place(host_g.shape(), 1, host_g.bytes()) : infer::vk::VkMat();
   auto cmd = infer::vk::Command::create(ctx);
   REQUIRE(cmd.ok());
   REQUIRE((*cmd)->begin().ok());
   std::size_t staged = 0;
   for (auto [h, d] : {std::pair{&host_in, &d_in}, std::pair{&host_w, &d_w},
-                      std::pair{&host_b, &d_b}, std::pair{&host_r, &d_r}}) {
+                      std::pair{&host_b, &d_b}, std::pair{&host_r, &d_r},
+                      std::pair{&host_g, &d_g}}) {
     if (h->empty()) continue;
     REQUIRE(infer::vk::upload(**cmd, *h, **staging, staged, *d).ok());
     staged += (h->bytes() + 255) / 256 * 256;
@@ -152,6 +166,10 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
   infer::vk::CommandRecorder recorder(**cmd, cache);
   ConvolutionParams p = k.p;
   if (run.residual) p.residual = &d_r;
+  if (gate_run.values) {
+    p.gate = &d_g;
+    p.gate_act = gate_run.act;
+  }
   const infer::Status rec =
       kernel == Kernel::direct
           ? infer::vk::record_convolution(recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p)
@@ -306,6 +324,101 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
   }
 }
 
+TEST_CASE("Vulkan GEMM convolution gathers its input through a fused gate",
+          "[vulkan][convolution]") {
+  // A squeeze-excitation multiply fused into the convolution reading it: the GEMM gathers
+  // act(x[c] * gate[c]); taps outside the input read the pad value, ungated. 1x1 and 3x3
+  // windows, a nonzero pad value, stride 2, groups (each group's channels at its offset of the
+  // gate), odd channel counts (the value-by-value gather), a residual, the split and whole K, the
+  // gate's activation none, ReLU or sigmoid; the FMA kernel everywhere, the tensor cores where
+  // the device has them (their four-channel gather gates where the units reach shared memory).
+  auto conv = [](int k, int stride, int pad, int group, float pad_value, Activation act = {}) {
+    ConvolutionParams p;
+    p.kernel_w = p.kernel_h = k;
+    p.stride_w = p.stride_h = stride;
+    p.pad_left = p.pad_top = pad;
+    p.group = group;
+    p.pad_value = pad_value;
+    p.act = {act, 0.f, 0.f};
+    return p;
+  };
+  struct GateCase {
+    Case k;
+    Activation gate_act;
+    bool residual;
+  };
+  const GateCase cases[] = {
+      {{72, 40, 9, 7, conv(1, 1, 0, 1, 0.f)}, Activation::relu, false},  // mobilenet_v3's form
+      {{36, 20, 7, 6, conv(3, 1, 1, 1, 0.25f, Activation::relu)}, Activation::none, true},
+      {{13, 24, 11, 5, conv(3, 2, 1, 1, -0.5f)}, Activation::sigmoid, false},  // odd channels
+      {{24, 24, 11, 10, conv(3, 1, 1, 3, 0.f)}, Activation::relu, true},       // 8 a group
+      {{96, 132, 9, 9, conv(1, 1, 0, 1, 0.f)}, Activation::none, true},        // split K
+  };
+  infer::vk::PipelineCache cache(*g_ctx);
+  const bool cpu_device = g_ctx->info().kind == "cpu";
+  unsigned seed = 500;
+  int index = 0;
+  for (const GateCase& gc : cases) {
+    const Case& k = gc.k;
+    const ConvolutionParams& p = k.p;
+    const int outw = out_extent(k.w, p.kernel_w, 1, p.stride_w, p.pad_left, p.pad_left);
+    const int outh = out_extent(k.h, p.kernel_h, 1, p.stride_h, p.pad_top, p.pad_top);
+    ++index;
+    for (ElemType type : {ElemType::f32, ElemType::f16}) {
+      if (type == ElemType::f16 && !g_ctx->info().fp16_storage) continue;
+      RefTensor in = random_tensor(Shape::of(k.w, k.h, k.c), ++seed);
+      in.v = stored(in.v, type);
+      RefTensor gate = random_tensor(Shape::of(k.c), ++seed, -1.f, 1.f);
+      gate.v = stored(gate.v, type);
+      const std::vector<float> weights = stored(
+          random_tensor(Shape::of(k.outc * (k.c / p.group) * p.kernel_w * p.kernel_h), ++seed,
+                        -0.5f, 0.5f)
+              .v,
+          type);
+      const std::vector<float> bias = stored(random_tensor(Shape::of(k.outc), ++seed).v, type);
+      RefTensor residual(Shape::of(outw, outh, k.outc));
+      residual.v = stored(random_tensor(residual.shape, ++seed).v, type);
+      const RefTensor* res = gc.residual ? &residual : nullptr;
+      const infer::vk::GpuActivation gate_act{gc.gate_act, 0.f, 0.f};
+      // The reference convolves the gated input (the pad value stays as it is).
+      RefTensor gated(in.shape);
+      for (int c = 0; c < k.c; ++c)
+        for (int y = 0; y < k.h; ++y)
+          for (int x = 0; x < k.w; ++x)
+            gated.at(x, y, 0, c) =
+                activate(gate_act, double(in.at(x, y, 0, c)) * gate.v[std::size_t(c)]);
+      const RefTensor want = reference(gated, weights, bias, k.outc, outw, outh, p, res);
+      std::vector<Kernel> kernels = {Kernel::gemm_fma, Kernel::gemm_fma_whole};
+      if (type == ElemType::f16 && g_ctx->info().cooperative_matrix)
+        kernels.insert(kernels.end(), {Kernel::gemm_coopmat, Kernel::gemm_coopmat_whole});
+      int run_index = 0;
+      for (Kernel kernel : kernels)
+        for (int in_pack : {1, 4})
+          for (int out_pack : {1, 4}) {
+            if (k.c % in_pack || k.outc % out_pack) continue;
+            // On a CPU implementation (each pipeline an LLVM compile) a quarter of the runs,
+            // rotating from case to case so that every kernel and pack pair still runs.
+            if (cpu_device && (run_index++ + index) % 4 != 0) continue;
+            const Run run{kernel, {}, res, k.outc % 4 == 0 ? 4 : 1};
+            const RefTensor got = run_gpu(k, in, weights, bias, outw, outh, type, in_pack,
+                                          out_pack, cache, run, GateRun{&gate, gate_act});
+            REQUIRE(got.v.size() == want.v.size());
+            // f16: the gated values are rounded to f16 before the tensor cores' products.
+            const auto [bad, first] =
+                infer::vk::test::mismatches(got.v, want.v, type == ElemType::f32 ? 1e-4f : 4e-3f);
+            INFO(fmt::format("{}x{} stride {} pad {} ({}) group {} c {} -> {}, {} in pack {} out "
+                             "pack {}, kernel {}, gate act {}, residual {}: {} wrong, first at "
+                             "{}: got {} want {}",
+                             p.kernel_w, p.kernel_h, p.stride_w, p.pad_left, p.pad_value, p.group,
+                             k.c, k.outc, infer::to_string(type), in_pack, out_pack, int(kernel),
+                             int(gc.gate_act), gc.residual, bad, first, got.v[first],
+                             want.v[first]));
+            CHECK(bad == 0);
+          }
+    }
+  }
+}
+
 TEST_CASE("Inputs of at most 4 channels in one group run on their own kernel, others on the GEMM",
           "[vulkan][convolution]") {
   using infer::vk::conv_runs_gemm;
@@ -387,6 +500,26 @@ TEST_CASE("Vulkan convolution rejects what does not fit, saying what",
   const infer::Status res_type = infer::vk::record_convolution(rec, in, out, w, nullptr, with_res);
   REQUIRE_FALSE(res_type.ok());
   CHECK_THAT(res_type.message(), Catch::Contains("residual storage f16, the blobs' is f32"));
+  // A gate: a value per input channel, 1-D, of the blobs' type, on the GEMM kernels only.
+  const infer::vk::VkMat gate(buf->get(), 12288, Shape::of(4), ElemType::f32, 1);
+  const infer::vk::VkMat gate5(buf->get(), 12288, Shape::of(5), ElemType::f32, 1);
+  const infer::vk::VkMat gate3d(buf->get(), 12288, Shape::of(1, 1, 4), ElemType::f32, 1);
+  const infer::vk::VkMat gate16(buf->get(), 12288, Shape::of(4), ElemType::f16, 1);
+  ConvolutionParams gated = p;
+  gated.gate = &gate;
+  CHECK(infer::vk::record_conv_gemm(rec, in, out, w_gemm, nullptr, gated).ok());
+  const infer::Status direct = infer::vk::record_convolution(rec, in, out, w, nullptr, gated);
+  REQUIRE_FALSE(direct.ok());
+  CHECK_THAT(direct.message(), Catch::Contains("a gate is fused only into the GEMM kernels"));
+  for (const auto& [g, want] :
+       {std::pair{&gate5, "a gate of 5 values (1-D) for 4 input channels"},
+        std::pair{&gate3d, "a gate of 4 values (3-D) for 4 input channels"},
+        std::pair{&gate16, "gate storage f16, the blobs' is f32"}}) {
+    gated.gate = g;
+    const infer::Status st = infer::vk::record_conv_gemm(rec, in, out, w_gemm, nullptr, gated);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains(want));
+  }
   if (g_ctx->info().cooperative_matrix && g_ctx->info().fp16_storage) {
     const infer::vk::VkMat in16(buf->get(), 0, Shape::of(5, 5, 4), ElemType::f16, 1);
     const infer::vk::VkMat out16(buf->get(), 4096, Shape::of(3, 3, 6), ElemType::f16, 1);

@@ -292,6 +292,44 @@ TEST_CASE("Vulkan Net: layers the networks do not use on the GPU match the CPU",
   }
 }
 
+TEST_CASE("Vulkan Net: a convolution gathers the squeeze-excitation multiply it reads",
+          "[vulkan][net]") {
+  // Two gates of one squeeze-excitation vector: the map times the gate, then a ReLU, read by a
+  // 3x3 convolution padded with 0.25 (the pad value is not gated); the gate times the map (the
+  // vector first) read by a 1x1 convolution; their sum (fused into one of them as a residual).
+  // On the GPU both multiplies are gathered by their convolutions; on the CPU they are steps.
+  constexpr const char* kParam =
+      "7767517\n"
+      "13 16\n"
+      "Input in 0 1 data 0=13 1=9 2=40\n"
+      "Split sp 1 3 data d1 d2 d3\n"
+      "Pooling gp 1 1 d1 gp 0=1 4=1\n"
+      "InnerProduct fc1 1 1 gp fc1 0=10 1=1 2=400 9=1\n"
+      "InnerProduct fc2 1 1 fc1 fc2 0=40 1=1 2=400\n"
+      "HardSigmoid hs 1 1 fc2 gate 0=0.1666667 1=0.5\n"
+      "Split sg 1 2 gate g1 g2\n"
+      "BinaryOp mul 2 1 d2 g1 se 0=2\n"
+      "ReLU r 1 1 se ser\n"
+      "Convolution c1 1 1 ser c1 0=40 1=3 4=1 5=1 6=14400 18=0.25\n"
+      "BinaryOp mul2 2 1 g2 d3 se2 0=2\n"
+      "Convolution c2 1 1 se2 c2 0=40 1=1 5=1 6=1600\n"
+      "BinaryOp sum 2 1 c1 c2 out 0=0\n";
+  for (infer::ElemType storage : {infer::ElemType::f32, infer::ElemType::f16}) {
+    if (storage == infer::ElemType::f16 && !infer::vk::test::g_ctx->info().fp16_storage) continue;
+    CAPTURE(infer::to_string(storage));
+    const SmallRun r = small_net_on_gpu(kParam, "se_gate", 31, infer::Shape::of(13, 9, 40), storage);
+    INFO(r.plan);
+    CHECK_THAT(plan_line(r.plan, "Convolution 'c1'"),
+               Catch::Contains("[gpu]") && Catch::Contains("*gate BinaryOp 'mul' (ReLU)"));
+    CHECK_THAT(plan_line(r.plan, "Convolution 'c2'"),
+               Catch::Contains("[gpu]") && Catch::Contains("*gate BinaryOp 'mul2'"));
+    CHECK_THAT(r.plan, Catch::Contains("+sum BinaryOp 'sum'"));
+    CHECK_THAT(r.plan, !Catch::Contains("ReLU 'r'"));
+    CHECK_THAT(r.cpu_plan, Catch::Contains("BinaryOp 'mul'") && Catch::Contains("BinaryOp 'mul2'"));
+    CHECK(r.error < (storage == infer::ElemType::f32 ? 1e-5 : 4e-3));
+  }
+}
+
 TEST_CASE("Vulkan Net: producers take in the activations only the shaders apply", "[vulkan][net]") {
   // Swish after a convolution, TanH after a depthwise one, ELU after a 1x1, GELU (its tanh form)
   // and HardSigmoid after InnerProducts (mobilenet_v3's squeeze-excitation gate): on the GPU each

@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <infer/graph/vulkan.hpp>
 #include <infer/layers/convolution.hpp>
+#include <infer/layers/binary_op.hpp>
 #include <infer/layers/convolution_depthwise.hpp>
+#include <infer/layers/hardsigmoid.hpp>
 #include <infer/layers/innerproduct.hpp>
 #include <infer/layers/pooling.hpp>
 #include <infer/layers/relu.hpp>
@@ -90,11 +92,34 @@ void fill_weights(G& g) {
   });
 }
 
-template <infer::graph::Target T>
+/// A squeeze-excitation block (mobilenet_v3's: global pooling, InnerProduct + ReLU, InnerProduct
+/// + HardSigmoid, the multiply and a ReLU) and the 1x1 projection reading it, whose GPU GEMM
+/// gathers the multiply (a plan step of its own on the CPU).
+constexpr L::BinaryOp mul() {
+  L::BinaryOp b;
+  b.op_type = 2;
+  return b;
+}
+constexpr L::InnerProduct fc_relu(int in, int out) {
+  L::InnerProduct f = fc(in, out);
+  f.activation.type = 1;
+  return f;
+}
+static constexpr auto kSe = infer::graph::make_graph(
+    infer::graph::input("image", Shape::of(15, 11, 24)),
+    infer::graph::node(dwconv(24, 1), "image", "m"),
+    infer::graph::node(global_avg(), "m", "p"), infer::graph::node(fc_relu(24, 6), "p", "f1"),
+    infer::graph::node(fc(6, 24), "f1", "f2"),
+    infer::graph::node(L::HardSigmoid{1.f / 6, 0.5f}, "f2", "g"),
+    infer::graph::node(mul(), infer::graph::from("m", "g"), "x"),
+    infer::graph::node(L::ReLU{}, "x", "y"),
+    infer::graph::node(conv(24, 20, 1, 1, 0, 0), "y", "out"), infer::graph::output("out"));
+
+template <infer::graph::Target T, const auto& Net = kNet>
 infer::Mat run_graph(const infer::Mat& in) {
   infer::Option opt;
   opt.vulkan_device = int(infer::vk::test::g_ctx->info().index);
-  auto g = std::make_unique<infer::graph::StaticGraph<kNet, T>>(opt);
+  auto g = std::make_unique<infer::graph::StaticGraph<Net, T>>(opt);
   fill_weights(*g);
   const infer::Status fin = g->finalize();
   INFO((fin.ok() ? std::string() : fin.message()));
@@ -129,4 +154,38 @@ TEST_CASE("Vulkan static graph: the same graph value on the GPU matches the CPU"
       infer::graph::StaticGraph<kNet, vulkan_target(infer::ElemType::f16)>::plan();
   for (const auto& s : plan.steps)
     if (s.kind == infer::graph::StepDesc::layer) CHECK(s.device == infer::graph::Device::vulkan);
+}
+
+TEST_CASE("Vulkan static graph: a squeeze-excitation multiply is gathered by its convolution",
+          "[vulkan][static_graph]") {
+  using infer::graph::StaticGraph;
+  constexpr infer::graph::Target f16 = vulkan_target(infer::ElemType::f16);
+  constexpr infer::graph::Target f32 = vulkan_target(infer::ElemType::f32);
+  // The compile-time plan: the convolution reads the map and the gate, the multiply and its ReLU
+  // are no steps; the CPU's plan keeps the multiply.
+  static_assert([] {
+    const infer::graph::Plan p = StaticGraph<kSe, f16>::plan();
+    int gated = 0, muls = 0;
+    for (const auto& s : p.steps) {
+      if (s.kind != infer::graph::StepDesc::layer) continue;
+      const auto& d = p.desc.nodes[std::size_t(s.node)];
+      gated += s.gate_node >= 0 && d.type == "Convolution" && s.in.size() == 2 &&
+               s.gate_act.type == 1;
+      muls += d.type == "BinaryOp";
+    }
+    return gated == 1 && muls == 0;
+  }());
+  static_assert([] {
+    int muls = 0;
+    const infer::graph::Plan p = StaticGraph<kSe, infer::graph::Target{}>::plan();
+    for (const auto& s : p.steps)
+      muls += s.kind == infer::graph::StepDesc::layer && s.gate_node < 0 &&
+              p.desc.nodes[std::size_t(s.node)].type == "BinaryOp";
+    return muls == 1;
+  }());
+  const infer::Mat in = infer::test::make_model_input(Shape::of(15, 11, 24));
+  const infer::Mat want = run_graph<infer::graph::Target{}, kSe>(in);
+  CHECK(infer::test::relative_error(run_graph<f32, kSe>(in), want) < 1e-5);
+  if (infer::vk::test::g_ctx->info().fp16_storage)
+    CHECK(infer::test::relative_error(run_graph<f16, kSe>(in), want) < 4e-3);
 }

@@ -22,7 +22,8 @@ constexpr Plan compose(GraphDesc desc, Target target, InferFn&& infer) {
   p.target = target;
   if (p.error = validate(p.desc, p.order); !p.error.ok()) return p;
   if (p.error = infer_blob_shapes(p.desc, p.order, p.blob_shapes, infer); !p.error.ok()) return p;
-  if (target.fuse) fuse(p.desc, p.order, target.device == Device::vulkan, p.blob_shapes);
+  if (target.fuse)
+    fuse(p.desc, p.order, target.device == Device::vulkan, p.blob_shapes, target.fuse_gates);
   if (p.error = place(p); !p.error.ok()) return p;
   compute_lifetimes(p);
   share_views(p);

@@ -357,6 +357,14 @@ struct NodeDesc {
   /// (l.vulkan_f32_vectors(): global Pooling, InnerProduct): with f16 GPU storage, a vector it
   /// makes for readers that all do the same stays f32 (graph/placement.hpp).
   bool vulkan_f32_vectors = false;
+  /// Its GPU forward scales its input's channels by a vector before its products, where the input
+  /// has at least this many channels (L::vulkan_gate_min_channels: Convolution, whose GEMM kernels
+  /// do; a smaller input takes a kernel that does not): placed on the GPU, it takes in the
+  /// squeeze-excitation multiply it alone reads (channel_mul). 0: it takes none.
+  int vulkan_gate_min_channels = 0;
+  /// Two blobs multiplied, nothing else (L::is_channel_mul(): BinaryOp mul of two blobs): with a
+  /// 3-D map and a 1-D vector of a value per channel, a squeeze-excitation block's gate.
+  bool channel_mul = false;
   /// Two inputs of one shape summed, nothing else (L::is_plain_sum(): Eltwise sum without
   /// weights, BinaryOp add of two blobs): what a producer with vulkan_fuses_residual takes in.
   bool plain_sum = false;
@@ -373,7 +381,11 @@ struct NodeDesc {
   layers::ActivationParam fused;  ///< the activation the node applies itself (9=, or after fusion)
   std::vector<int> folded;        ///< affine nodes folded into this one's weights
   int merged_into = -1;           ///< the node this one was fused or folded into, or -1
-  int residual = -1;  ///< the sum node merged into this one (its second input is the residual)
+  int residual = -1;  ///< the sum node merged into this one (its last input is the residual)
+  /// The channel multiply merged into this one (its input 1 is the gate vector, input 0 the map
+  /// the multiply scaled), or -1; gate_act the multiply's own activation, applied after it.
+  int gate = -1;
+  layers::ActivationParam gate_act;
   /// A quantized layer (L::quantized(): ncnn's int8_scale_term): it reads its input as int8
   /// quantized by int8_in_scale and writes int8_out_type (i8 quantized by int8_out_scale, or f32);
   /// it runs on the CPU only and folds no affine map.
@@ -439,6 +451,9 @@ constexpr NodeDesc describe_layer(const L& l) {
     d.vulkan_any_out_pack = L::vulkan_any_out_pack;
   if constexpr (requires { l.vulkan_f32_vectors(); }) d.vulkan_f32_vectors = l.vulkan_f32_vectors();
   if constexpr (requires { l.is_plain_sum(); }) d.plain_sum = l.is_plain_sum();
+  if constexpr (requires { l.is_channel_mul(); }) d.channel_mul = l.is_channel_mul();
+  if constexpr (requires { L::vulkan_gate_min_channels; })
+    d.vulkan_gate_min_channels = L::vulkan_gate_min_channels;
   if constexpr (requires { L::packs_fill_groups; l.group; })
     if (L::packs_fill_groups) d.channel_groups = l.group;
   d.is_affine = foldable_affine(l);

@@ -12,8 +12,14 @@
 // where the sum ran, when r is ready. On the CPU a float layer with forward_residual
 // (fuses_residual: Convolution, whose kernels add r in their epilogue) does the same where it and
 // the sum both run there.
+// For a GPU target a convolution that takes gates in (vulkan_gate_min_channels) also takes in the
+// squeeze-excitation multiply it alone reads: a channel multiply (BinaryOp mul) of a 3-D map by a
+// 1-D vector of a value per channel, with the activation the multiply took in. The map becomes
+// the convolution's input 0 and the vector its input 1 (a residual, if any, comes last); its
+// GEMM kernels gather act(map * vector) channel by channel: y = conv(act(x * g)).
 #pragma once
 
+#include <algorithm>
 #include <infer/graph/plan.hpp>
 #include <vector>
 
@@ -30,9 +36,10 @@ constexpr bool is_output(const GraphDesc& g, int b) {
 /// Merges fusable pairs in `g` (marking the merged node's merged_into) and drops merged nodes
 /// from `order`. `gpu`: the target places layers with a GPU forward on the GPU.
 /// `shapes` (by blob id, from shape inference; may be empty) lets a sum be fused only where its
-/// inputs' shapes match.
+/// inputs' shapes match, and a gate where the multiply is of a map by a vector of its channels.
+/// `gates`: on the GPU, take squeeze-excitation multiplies into convolutions.
 constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
-                    const std::vector<Shape>& shapes = {}) {
+                    const std::vector<Shape>& shapes = {}, bool gates = true) {
   // Readers of each blob, listed once per sweep (merged nodes left out when used).
   std::vector<std::vector<int>> readers(g.blobs.size());
   for (std::size_t n = 0; n < g.nodes.size(); ++n)
@@ -46,7 +53,11 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
       const bool gpu_res = gpu && prod.vulkan && prod.vulkan_fuses_residual;
       // A layer placed on the CPU (no GPU target, or no GPU forward), in float.
       const bool cpu_res = (!gpu || !prod.vulkan) && prod.fuses_residual && !prod.int8;
-      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act && !gpu_res && !cpu_res)
+      // A squeeze-excitation multiply on the GPU, which its reader may take in.
+      const bool gpu_gate = gates && gpu && prod.vulkan && prod.channel_mul && prod.in.size() == 2 &&
+                            !shapes.empty();
+      if (!prod.fuses_activation && !prod.folds_affine && !gpu_act && !gpu_res && !cpu_res &&
+          !gpu_gate)
         continue;
       const int blob = prod.out[0];
       if (detail::is_output(g, blob)) continue;
@@ -59,10 +70,35 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
       if (live != 1) continue;
       const std::vector<int> r = {reader};
       NodeDesc& next = g.nodes[std::size_t(r[0])];
+      if (gpu_gate && next.vulkan && next.vulkan_gate_min_channels > 0 && next.gate < 0 &&
+          !next.int8 && !next.in.empty() && next.in[0] == blob &&
+          std::count(next.in.begin(), next.in.end(), blob) == 1) {
+        // Which input is the map (3-D, c channels) and which the gate (1-D, c values).
+        const Shape& a = shapes[std::size_t(prod.in[0])];
+        const Shape& b = shapes[std::size_t(prod.in[1])];
+        const bool map_first = a.dims == 3 && b.dims == 1 && b.w == a.c;
+        const bool map_second = b.dims == 3 && a.dims == 1 && a.w == b.c;
+        const int map = map_first ? prod.in[0] : prod.in[1];
+        const Shape& m = shapes[std::size_t(map)];
+        const Shape& o = shapes[std::size_t(blob)];
+        if ((map_first || map_second) && m.c >= next.vulkan_gate_min_channels && o.dims == 3 &&
+            o.w == m.w && o.h == m.h && o.c == m.c) {
+          const int vec = map_first ? prod.in[1] : prod.in[0];
+          next.in[0] = map;
+          next.in.insert(next.in.begin() + 1, vec);
+          readers[std::size_t(map)].push_back(r[0]);
+          readers[std::size_t(vec)].push_back(r[0]);
+          next.gate = p;
+          next.gate_act = prod.fused;
+          prod.merged_into = r[0];
+          changed = true;
+          continue;
+        }
+      }
       // The sum on the producer's device: the GPU for gpu_res, the CPU for cpu_res.
       const bool sum_here = gpu_res ? next.vulkan : (!gpu || !next.vulkan);
       if ((gpu_res || cpu_res) && sum_here && prod.residual < 0 && prod.fused.type == 0 &&
-          prod.in.size() == 1 && next.plain_sum && !next.int8 && next.in.size() == 2 &&
+          prod.in.size() == (prod.gate >= 0 ? 2u : 1u) && next.plain_sum && !next.int8 && next.in.size() == 2 &&
           next.out.size() == 1 && next.in[0] != next.in[1]) {
         const int other = next.in[0] == blob ? next.in[1] : next.in[0];
         auto same = [&](int a, int b) {

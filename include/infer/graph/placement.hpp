@@ -200,9 +200,15 @@ constexpr int home_pack(const Plan& p, const std::vector<std::vector<int>>& vari
   return p.buffers[std::size_t(variants[std::size_t(b)].front())].pack;
 }
 
-/// The shapes of a node's inputs that take its pack (all but a fused residual).
+/// How many of a node's inputs take its pack: the first alone where it took in a residual or a
+/// gate (read at the output's pack, and as a vector), else all.
+constexpr std::size_t packed_inputs(const NodeDesc& d) {
+  return d.residual >= 0 || d.gate >= 0 ? 1 : d.in.size();
+}
+
+/// The shapes of a node's inputs that take its pack (all but a fused residual or gate).
 constexpr std::vector<Shape> packed_shapes(const Plan& p, const NodeDesc& d) {
-  const std::size_t packed_inputs = d.residual >= 0 ? 1 : d.in.size();
+  const std::size_t packed_inputs = detail::packed_inputs(d);
   std::vector<Shape> in;
   for (std::size_t i = 0; i < packed_inputs; ++i) in.push_back(p.blob_shapes[std::size_t(d.in[i])]);
   return in;
@@ -316,9 +322,10 @@ constexpr PlanError place(Plan& p) {
     } else if (!detail::choose_type(d, p.target.storage, s.type)) {
       return {PlanError::storage, n};
     }
-    // A residual taken in (the second input of a node that fused a sum) is read at the
-    // output's pack: the node's pack is its first input's.
-    const std::size_t packed_inputs = d.residual >= 0 ? 1 : d.in.size();
+    // A residual taken in (the last input of a node that fused a sum) is read at the output's
+    // pack, a gate (input 1 of a node that fused a channel multiply) as a vector: the node's pack
+    // is its first input's.
+    const std::size_t packed_inputs = detail::packed_inputs(d);
     const int max_pack = detail::max_pack_on(p, gpu);
     const unsigned packs = detail::packs_on(d, gpu);
     if (d.moves_data) {
@@ -405,6 +412,8 @@ constexpr PlanError place(Plan& p) {
     s.folded = d.folded;
     s.fused_node = fused_into[std::size_t(n)];
     s.residual_node = d.residual;
+    s.gate_node = d.gate;
+    s.gate_act = d.gate_act;
     p.steps.push_back(s);
   }
   for (int b : g.outputs) {

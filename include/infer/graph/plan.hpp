@@ -37,6 +37,9 @@ struct Target {
   Device device = Device::cpu;
   ElemType gpu_storage = ElemType::f16;  ///< storage type on the GPU: f16 (default) or f32
   int gpu_max_pack = kGpuMaxPack;        ///< widest pack on the GPU (1 or 4)
+  /// On the GPU, take a squeeze-excitation multiply into the convolution reading it (with fuse;
+  /// off: the multiply runs as a step of its own, to compare).
+  bool fuse_gates = true;
 };
 
 /// Why a graph cannot be composed, and where.
@@ -95,7 +98,11 @@ struct StepDesc {
   std::vector<int> in, out;     ///< buffer ids
   layers::ActivationParam act;  ///< activation applied in the epilogue (0 = none)
   int fused_node = -1;          ///< the activation node fused into this one, or -1
-  int residual_node = -1;       ///< the sum node fused into this one (input 1 its residual), or -1
+  int residual_node = -1;  ///< the sum node fused into this one (its last input the residual), or -1
+  /// The channel multiply fused into this one (a squeeze-excitation gate: input 1 the vector), or
+  /// -1; gate_act the multiply's activation, applied after it.
+  int gate_node = -1;
+  layers::ActivationParam gate_act;
   std::vector<int> folded;      ///< affine nodes (BatchNorm, Scale) folded into the weights
   /// A cast to or from i8: the quantization scale (q = round(v * scale)), the i8 side's.
   float scale = 0.f;

@@ -82,6 +82,11 @@ inline std::string step_extras(const Plan& p, const StepDesc& s) {
   std::string x;
   const bool transfer = s.kind == StepDesc::upload || s.kind == StepDesc::download;
   if (s.device == Device::vulkan && !transfer) x += " [gpu]";
+  if (s.gate_node >= 0) {
+    x += fmt::format(" *gate {} '{}'", p.desc.nodes[std::size_t(s.gate_node)].type,
+                     p.desc.nodes[std::size_t(s.gate_node)].name);
+    if (s.gate_act.type != 0) x += fmt::format(" ({})", activation_name(s.gate_act.type));
+  }
   if (s.residual_node >= 0)
     x += fmt::format(" +sum {} '{}'", p.desc.nodes[std::size_t(s.residual_node)].type,
                      p.desc.nodes[std::size_t(s.residual_node)].name);

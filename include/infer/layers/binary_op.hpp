@@ -159,6 +159,9 @@ struct BinaryOp {
 
   /// The sum of two blobs (the composer fuses it into a GPU convolution when their shapes match).
   constexpr bool is_plain_sum() const { return op_type == 0 && with_scalar == 0; }
+  /// The product of two blobs (a squeeze-excitation gate, where one is a vector of a value per
+  /// channel of the other, fuses into a GPU convolution reading the product).
+  constexpr bool is_channel_mul() const { return op_type == 2 && with_scalar == 0; }
 
   /// ncnn's one_blob_only and support_inplace, which BinaryOp derives from with_scalar: when true
   /// the one-blob members run, otherwise the two-input forward. The other form returns an Error.

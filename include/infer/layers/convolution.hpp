@@ -47,6 +47,10 @@ struct Convolution {
   /// Its GPU forward adds a second input (a residual of the output's shape) before the
   /// activation: the composer fuses a following sum into it on the GPU (graph/fuse.hpp).
   static constexpr bool vulkan_fuses_residual = true;
+  /// Its GPU forward multiplies its input's channels by a vector (a squeeze-excitation gate the
+  /// composer fused) as its GEMM kernels gather the input: inputs of at least 5 channels (fewer
+  /// take conv_small_input.comp, which does not).
+  static constexpr int vulkan_gate_min_channels = 5;
   /// Its GPU kernels read and write packs 1 and 4 independently: the composer gives its output
   /// the widest pack the output channels allow.
   static constexpr bool vulkan_any_out_pack = true;

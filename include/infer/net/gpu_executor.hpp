@@ -285,6 +285,8 @@ class Run {
         gs.type = s.type;
         gs.pack = s.pack;
         gs.act = s.act;
+        gs.gated = s.gate_node >= 0;
+        gs.gate_act = s.gate_act;
         gs.weights = weights.by_step[k];
         st = layer(s.node)->forward_vulkan(in, out, gs, rec);
       } else {

@@ -118,9 +118,10 @@ constexpr int conv_gemm_splits(std::size_t tiles, int k_pad, std::uint32_t units
   return std::max(1, std::min(want, most));
 }
 
-/// Records top = act(conv(bottom, weights) + bias + residual) as an implicit GEMM. Blobs 3-D, of
-/// one storage type, packs 1 or 4; `weights` laid out by conv_gemm_weights; `bias` may be null,
-/// so may cp.residual. `path` picks the arithmetic; `splits` how many parts K is summed in (0:
+/// Records top = act(conv(gate(bottom), weights) + bias + residual) as an implicit GEMM. Blobs
+/// 3-D, of one storage type, packs 1 or 4; `weights` laid out by conv_gemm_weights; `bias` may be
+/// null, so may cp.residual and cp.gate (gate(x)[c] = cp.gate_act(x[c] * gate[c]), the pad value
+/// not gated). `path` picks the arithmetic; `splits` how many parts K is summed in (0:
 /// conv_gemm_splits; above 1 the partial sums go through the recorder's scratch memory and a
 /// second kernel adds them up); `tile` the tensor-core workgroup (a benchmark comparing them).
 /// Mismatches are errors naming them.
@@ -215,9 +216,9 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                         coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_tc_coopmat)
                         : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
                               : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
-                        6, 14 * 4};
+                        7, 14 * 4};
   const auto [res_pack, res_cstep] = detail::residual_layout(cp);
-  std::array<SpecValue, 20> spec{};
+  std::array<SpecValue, 24> spec{};
   const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
   std::copy(shared.begin(), shared.end(), spec.begin());
   // The split kernel stores partial sums; the residual comes in at the reduction then.
@@ -226,9 +227,14 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   // Which gather the kernels compile (four channels of a pixel at once, or value by value): a
   // constant, so that a pipeline holds one (the other's registers cost it occupancy).
   spec[16] = SpecValue::of(22, bottom.elempack() == 4 && (in.c / cp.group) % 4 == 0 ? 1 : 0);
-  spec[17] = SpecValue::of(19, coop ? tile.sg_m : 1);
-  spec[18] = SpecValue::of(20, coop ? tile.sg_n : 1);
-  spec[19] = SpecValue::of(21, coop ? tile.bk : 32);
+  // A fused gate scales the input as it is gathered, then the multiply's activation.
+  spec[17] = SpecValue::of(23, cp.gate ? 1 : 0);
+  spec[18] = SpecValue::of(24, cp.gate ? int(cp.gate_act.kind) : 0);
+  spec[19] = SpecValue::of(25, cp.gate_act.p0);
+  spec[20] = SpecValue::of(26, cp.gate_act.p1);
+  spec[21] = SpecValue::of(19, coop ? tile.sg_m : 1);
+  spec[22] = SpecValue::of(20, coop ? tile.sg_n : 1);
+  spec[23] = SpecValue::of(21, coop ? tile.bk : 32);
   const std::int32_t push[14] = {in.w,        in.h,       in.c,  std::int32_t(bottom.cstep()),
                                  out.w,       out.h,      out.c, std::int32_t(top.cstep()),
                                  cp.pad_left, cp.pad_top, K,     K_pad,
@@ -239,10 +245,11 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                           &weights,
                           bias ? bias : none,
                           splits > 1 ? &partial : none,
-                          cp.residual ? cp.residual : none};
+                          cp.residual ? cp.residual : none,
+                          cp.gate ? cp.gate : none};
   const std::uint32_t threads = coop ? std::uint32_t(32 * tile.sg_m * tile.sg_n) : 128u;
   INFER_TRY(rec.dispatch(
-      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? 20 : 17), blobs,
+      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? 24 : 21), blobs,
       std::as_bytes(std::span(push)),
       {std::uint32_t(n_tiles), std::uint32_t(m_tiles), std::uint32_t(cp.group * splits)}));
   if (splits == 1) return {};

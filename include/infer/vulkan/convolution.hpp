@@ -37,6 +37,12 @@ struct ConvolutionParams {
   /// A blob of the output's shape added before the activation (a residual sum the composer fused
   /// into the convolution), at pack 1 or 4; null: none.
   const VkMat* residual = nullptr;
+  /// A vector of a value per input channel that multiplies the input before the window's
+  /// products, gate_act applied after it (a squeeze-excitation block's multiply the composer
+  /// fused into the convolution reading it); null: none. Only the GEMM kernels
+  /// (record_conv_gemm) take one.
+  const VkMat* gate = nullptr;
+  GpuActivation gate_act;
 };
 
 /// Whether a convolution of 3-D blobs runs on shaders/conv_small_input.comp: one group, at most 4
@@ -77,6 +83,15 @@ inline Status check_conv(Recorder& rec, const VkMat& bottom, const VkMat& top,
       return make_error("{}: residual {}x{}x{} ({}-D), output {}x{}x{} ({}-D): they must match",
                         what, a.w, a.h, a.c, a.dims, b.w, b.h, b.c, b.dims);
   }
+  if (const VkMat* v = cp.gate) {
+    if (v->type() != bottom.type())
+      return make_error("{}: gate storage {}, the blobs' is {}", what, to_string(v->type()),
+                        to_string(bottom.type()));
+    INFER_TRY(check_blob(rec, *v, what));
+    if (v->shape().dims != 1 || v->shape().w != in_c)
+      return make_error("{}: a gate of {} values ({}-D) for {} input channels: one per channel, 1-D",
+                        what, v->shape().total(), v->shape().dims, in_c);
+  }
   return {};
 }
 
@@ -102,7 +117,7 @@ inline std::array<SpecValue, 14> conv_spec(const ConvolutionParams& cp, int in_p
 
 }  // namespace detail
 
-/// Records top = act(conv(bottom, weights) + bias + residual). Blobs are 3-D, or 1-D read as 1x1 with w
+/// Records top = act(conv(bottom, weights) + bias + residual) (no gate). Blobs are 3-D, or 1-D read as 1x1 with w
 /// channels (InnerProduct over a flat blob: a window over the whole input, 1x1 out); all of one
 /// storage type (weights and bias too, 1-D at pack 1); weights hold outc * (c / group) *
 /// kernel_h * kernel_w values in ncnn's order; `bias` may be null. Mismatched shapes, types or
@@ -124,6 +139,10 @@ inline Status record_convolution(Recorder& rec, const VkMat& bottom, const VkMat
                       bottom.shape().dims, top.shape().dims);
   INFER_TRY(detail::check_conv(rec, bottom, top, weights, bias, cp, in.c, out.c,
                                "Vulkan convolution"));
+  if (cp.gate)
+    return make_error("Vulkan convolution: a gate is fused only into the GEMM kernels "
+                      "(record_conv_gemm), not the direct kernel ({} input channels, group {})",
+                      in.c, cp.group);
   const std::size_t taps = std::size_t(out.c) * std::size_t(in.c / cp.group) *
                            std::size_t(cp.kernel_h) * std::size_t(cp.kernel_w);
   if (weights.shape().total() != taps)

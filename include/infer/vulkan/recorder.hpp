@@ -65,6 +65,10 @@ struct GpuStep {
   ElemType type = ElemType::f16;  ///< the blobs' storage type (f32 or f16)
   int pack = 1;                   ///< the inputs' pack (1 or 4)
   layers::ActivationParam act;    ///< the activation fused into the step (type 0: none)
+  /// A channel multiply fused into the step (a squeeze-excitation gate): its input 1 is the
+  /// vector, gate_act the multiply's activation (a convolution's GEMM gathers act(x * g)).
+  bool gated = false;
+  layers::ActivationParam gate_act;
   std::span<const VkMat> weights; ///< what the layer's upload_vulkan added, in order
 };
 

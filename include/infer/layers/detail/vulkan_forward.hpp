@@ -49,15 +49,17 @@ inline Status unary_vulkan(std::span<const vk::VkMat> in, std::span<const vk::Vk
 
 /// A convolution layer L (Convolution, ConvolutionDepthWise) with `group` groups on the GPU: its
 /// window and pads planned for the input's size as its CPU forward plans them; weights[0] its
-/// weights, weights[1] its bias when it has one; a second input (a sum the composer fused in) and
-/// the step's activation in the epilogue.
+/// weights, weights[1] its bias when it has one; with step.gated input 1 is a gate the composer
+/// fused in (the GEMM kernels multiply the input's channels by it); a last input beyond those is
+/// a sum the composer fused in, added with the step's activation in the epilogue.
 template <class L>
 Status conv_vulkan(const L& layer, int group, std::span<const vk::VkMat> in,
                    std::span<const vk::VkMat> out, const vk::GpuStep& step, vk::Recorder& rec,
                    std::string_view what) {
-  if (in.empty() || in.size() > 2 || out.size() != 1)
-    return make_error("{} GPU forward: one input (and a residual) and one output, got {} and {}",
-                      what, in.size(), out.size());
+  const std::size_t gates = step.gated ? 1 : 0;
+  if (in.size() < 1 + gates || in.size() > 2 + gates || out.size() != 1)
+    return make_error("{} GPU forward: one input ({}and a residual) and one output, got {} and {}",
+                      what, step.gated ? "a gate " : "", in.size(), out.size());
   if (step.weights.empty())
     return make_error("{} GPU forward: no weights were uploaded", what);
   const Shape& s = in[0].shape();
@@ -77,7 +79,11 @@ Status conv_vulkan(const L& layer, int group, std::span<const vk::VkMat> in,
   p.group = group;
   p.pad_value = layer.pad_value;
   p.act = vk::gpu_activation(step.act);
-  if (in.size() == 2) p.residual = &in[1];
+  if (in.size() == 2 + gates) p.residual = &in[1 + gates];
+  if (step.gated) {
+    p.gate = &in[1];
+    p.gate_act = vk::gpu_activation(step.gate_act);
+  }
   const vk::VkMat* bias = step.weights.size() > 1 ? &step.weights[1] : nullptr;
   if (s.dims == 3 && vk::conv_runs_gemm(s.c, group, win.kernel_w, win.kernel_h))
     return vk::record_conv_gemm(rec, in[0], out[0], step.weights[0], bias, p);
