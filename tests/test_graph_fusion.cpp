@@ -202,11 +202,12 @@ TEST_CASE("fused, packed, in-place graphs agree with the plain one", "[graph][fu
   set_weights(brain, 11);
   for (unsigned seed : {1u, 2u}) {
     const Mat in = random_input(seed);
-    REQUIRE(plain.forward(in).ok());
-    REQUIRE(fused.forward(in).ok());
-    REQUIRE(pack4.forward(in).ok());
-    REQUIRE(half.forward(in).ok());
-    REQUIRE(brain.forward(in).ok());
+    for (const Status& st :
+         {plain.forward(in), fused.forward(in), pack4.forward(in), half.forward(in),
+          brain.forward(in)}) {
+      INFO((st.ok() ? std::string() : st.message()));
+      REQUIRE(st.ok());
+    }
     const float* want = plain.output().data_as<const float>();
     auto compare = [&](const Mat& got_mat, float abs, float rel, const char* what) {
       REQUIRE(got_mat.shape() == Shape::of(5));
@@ -357,11 +358,12 @@ TEST_CASE("fused residual sums agree with the plain graph at every type and pack
   set_weights(brain, 21);
   for (unsigned seed : {1u, 2u}) {
     const Mat in = resnet_input(seed);
-    REQUIRE(plain.forward(in).ok());
-    REQUIRE(fused.forward(in).ok());
-    REQUIRE(pack4.forward(in).ok());
-    REQUIRE(half.forward(in).ok());
-    REQUIRE(brain.forward(in).ok());
+    for (const Status& st :
+         {plain.forward(in), fused.forward(in), pack4.forward(in), half.forward(in),
+          brain.forward(in)}) {
+      INFO((st.ok() ? std::string() : st.message()));
+      REQUIRE(st.ok());
+    }
     const Mat& want_mat = plain.output();
     REQUIRE(want_mat.shape() == Shape::of(6, 5, 7));
     const std::size_t n = 6 * 5;

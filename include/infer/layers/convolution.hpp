@@ -401,7 +401,10 @@ struct Convolution {
       kernels::gemm::pack_bias(bias_term ? bias_data.data() : nullptr, bias_packed.data(),
                                num_output);
       prepared_pack = pack;
-      prepared_algo = algorithm(pack);  // the GEMM's layout, Winograd's layers included
+      // The GEMM's layout, Winograd's layers included; named as algorithm(pack, in) names it, the
+      // algorithm a static graph compiles for this shape (F(2x2) on small maps), whose forward
+      // then runs the tiles (forward_float: weight_amx).
+      prepared_algo = algorithm(pack, in);
       return {};
     }
     const Algorithm algo = algorithm(pack, in);
