@@ -3,12 +3,13 @@
 // stride 1 and 2, on 14x14 to 56x56 maps, f32, fused ReLU. Each layer runs at the pack a plan gives
 // it (graph/placement.hpp's own_pack: the widest that fills every group's input and output
 // channels, else the widest that divides the channels) and through the layer's forward, so the
-// algorithm is the one a network gets (per-group GEMM, the grouped-pack kernel, or the direct
-// kernel). GFLOP/s count the grouped convolution's own work (2 x 192 x width x k x k x outh x
-// outw, the products a dense layer of 192 channels does divided by the groups), and
-// `peak_fraction` divides them by this machine's measured FMA peak on as many threads (AVX-512
-// where the CPU has it, else AVX2). The CPU issue's targets: 0.5 of the peak at 16 or more
-// channels per group, 0.35 at 8, one thread, maps of 14x14 and larger.
+// algorithm is the one a network gets (per-group GEMM, the grouped-pack kernel, or groups
+// narrower than packed_group_min() unpacked and vectorized across pixels). GFLOP/s count the grouped
+// convolution's own work (2 x 192 x width x k x k x outh x outw, the products a dense layer of 192
+// channels does divided by the groups), and `peak_fraction` divides them by this machine's measured
+// FMA peak on as many threads (AVX-512 where the CPU has it, else AVX2). The CPU issue's targets:
+// 0.5 of the peak at 16 or more channels per group, 0.35 at 8, one thread, maps of 14x14 and
+// larger.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -38,16 +39,6 @@ struct GroupedShape {
   }
 };
 
-/// The pack a plan runs the layer at (placement.hpp's own_pack on this build's widest pack).
-int plan_pack(int width) {
-  constexpr int widest = infer::simd::max_width;
-  for (int q = widest; q > 1; q /= 2)
-    if (width % q == 0) return q;
-  for (int q = widest; q > 1; q /= 2)
-    if (kChannels % q == 0) return q;
-  return 1;
-}
-
 ConvolutionDepthWise make_grouped(const GroupedShape& s) {
   ConvolutionDepthWise c{.num_output = kChannels,
                          .kernel_w = s.k,
@@ -63,6 +54,17 @@ ConvolutionDepthWise make_grouped(const GroupedShape& s) {
   for (float& v : c.weight_data) v = dist(rng);
   c.bias_data.assign(std::size_t(kChannels), 0.01f);
   return c;
+}
+
+/// The pack a plan runs the layer at (placement.hpp's own_pack on this build's widest pack):
+/// groups of at least packed_group_min() channels at the widest pack they fill.
+int plan_pack(const GroupedShape& s) {
+  constexpr int widest = infer::simd::max_width;
+  for (int q = widest; q > 1 && s.width >= make_grouped(s).packed_group_min(); q /= 2)
+    if (s.width % q == 0) return q;
+  for (int q = widest; q > 1; q /= 2)
+    if (kChannels % q == 0) return q;
+  return 1;
 }
 
 template <int Pack>
@@ -104,7 +106,7 @@ void run_at(benchmark::State& state, const GroupedShape& s) {
 }
 
 void run(benchmark::State& state, const GroupedShape& s) {
-  switch (plan_pack(s.width)) {
+  switch (plan_pack(s)) {
     case 16:
       if constexpr (infer::simd::max_width >= 16) return run_at<16>(state, s);
       break;

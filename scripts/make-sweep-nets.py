@@ -9,6 +9,9 @@ networks do not exercise (models/sweep/):
   regnetx_200mf.param     RegNetX-200MF (Radosavovic et al. 2020): widths 24/56/152/368, depths
                           1/1/4/7, grouped 3x3 convolutions of 8 channels per group, 1x1
                           projections, residual sums.
+  resnext50_32x4d.param   ResNeXt-50 32x4d (Xie et al. 2017): ResNet-50's bottleneck blocks
+                          (3/4/6/3) with their 3x3 convolutions in 32 groups of 4, 8, 16 and 32
+                          channels, stride 2 in the first block of stages 2-4.
 
 Batch norms are taken as folded into the convolutions (bias_term=1), as converted models have
 them; pools round their output size down (pad_mode 1), as PyTorch's do. Run from the repository
@@ -104,6 +107,19 @@ def shufflenet_v1():
     return net.text()
 
 
+def bottleneck(net, n, x, cin, width, cout, s, groups):
+    """A residual block: 1x1 (cin -> width), grouped 3x3 of stride s (width -> width), 1x1
+    (width -> cout), a 1x1 projection of the shortcut where the shape changes, sum, ReLU."""
+    y = net.conv(f"{n}_a", x, cin, width, 1, 1)
+    y = net.conv(f"{n}_b", y, width, width, 3, s, groups)
+    y = net.conv(f"{n}_c", y, width, cout, 1, 1, relu=False)
+    short = x
+    if s != 1 or cin != cout:
+        short = net.conv(f"{n}_proj", x, cin, cout, 1, s, relu=False)
+    x = net.add("Eltwise", f"{n}_sum", [short, y], [f"{n}_sum"], "0=1")
+    return net.add("ReLU", f"{n}_relu", [x], [f"{n}_relu"])
+
+
 def regnetx_200mf():
     gw = 8
     net = Net()
@@ -112,24 +128,32 @@ def regnetx_200mf():
     cin = 32
     for stage, (w, depth) in enumerate([(24, 1), (56, 1), (152, 4), (368, 7)], start=1):
         for b in range(depth):
-            n = f"s{stage}b{b}"
-            s = 2 if b == 0 else 1
-            y = net.conv(f"{n}_a", x, cin, w, 1, 1)
-            y = net.conv(f"{n}_b", y, w, w, 3, s, w // gw)
-            y = net.conv(f"{n}_c", y, w, w, 1, 1, relu=False)
-            short = x
-            if s != 1 or cin != w:
-                short = net.conv(f"{n}_proj", x, cin, w, 1, s, relu=False)
-            x = net.add("Eltwise", f"{n}_sum", [short, y], [f"{n}_sum"], "0=1")
-            x = net.add("ReLU", f"{n}_relu", [x], [f"{n}_relu"])
+            x = bottleneck(net, f"s{stage}b{b}", x, cin, w, w, 2 if b == 0 else 1, w // gw)
             cin = w
+    head(net, x, cin)
+    return net.text()
+
+
+def resnext50_32x4d():
+    net = Net()
+    net.add("Input", "data", [], ["data"], "0=224 1=224 2=3")
+    x = net.conv("conv1", "data", 3, 64, 7, 2)
+    x = net.add("Pooling", "pool1", [x], ["pool1"], "0=0 1=3 2=2 3=1 5=1")
+    cin = 64
+    for stage, (width, cout, depth) in enumerate(
+            [(128, 256, 3), (256, 512, 4), (512, 1024, 6), (1024, 2048, 3)], start=1):
+        for b in range(depth):
+            s = 2 if b == 0 and stage > 1 else 1
+            x = bottleneck(net, f"s{stage}b{b}", x, cin, width, cout, s, 32)
+            cin = cout
     head(net, x, cin)
     return net.text()
 
 
 if __name__ == "__main__":
     os.makedirs("models/sweep", exist_ok=True)
-    for name, text in [("shufflenet_v1_g3", shufflenet_v1()), ("regnetx_200mf", regnetx_200mf())]:
+    for name, text in [("shufflenet_v1_g3", shufflenet_v1()), ("regnetx_200mf", regnetx_200mf()),
+                       ("resnext50_32x4d", resnext50_32x4d())]:
         with open(f"models/sweep/{name}.param", "w") as f:
             f.write(text)
         print(f"models/sweep/{name}.param: {text.splitlines()[1]} (layers, blobs)")

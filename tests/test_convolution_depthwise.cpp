@@ -1,8 +1,8 @@
 // ConvolutionDepthWise against a plain-loop grouped-convolution reference over every float type
 // and pack: depthwise (group == channels == num_output) with every kernel shape, stride, dilation,
 // pad form and fused activation (the 3x3 / 5x5 stride 1 / 2 fast kernels on awkward shapes and
-// channel counts); grouped convolutions whose groups do and do not fill whole packs
-// (the pack-1 fallback); a channel multiplier; group 1; fold_affine; load(); errors.
+// channel counts); grouped convolutions whose groups do and do not fill whole packs (the latter
+// unpacked, vectorized across pixels); a channel multiplier; group 1; fold_affine; load(); errors.
 #include <cmath>
 #include <infer/layers/convolution_depthwise.hpp>
 #include <random>
@@ -344,8 +344,8 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
         "32->64 g4 (threaded)", {Shape::of(16, 12, 32)});
   // Groups of exactly one pack (RegNet's form), every group at once
   // (kernels::convolution_grouped_pack, tiles of 8 pixels across rows, a last tile of 1 to 8):
-  // 4 per group at pack 4; 8 per group at pack 8, stride 1 on 7x7 and 14x14 (RegNet's maps) and
-  // stride 2; 16 per group at pack 16, dilated, with a ReLU.
+  // 8 per group at pack 8, stride 1 on 7x7 and 14x14 (RegNet's maps) and stride 2; 16 per group
+  // at pack 16, dilated, with a ReLU. 4 per group runs unpacked at every pack (kNarrowGroup).
   sweep(with_weights({.num_output = 64, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 16},
                      64),
         "64->64 g16 (4 per group)", {Shape::of(13, 5, 64), Shape::of(7, 7, 64)});
@@ -368,6 +368,59 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
       48);
   wide.activation = {1, {0.f, 0.f}};
   sweep(wide, "48->48 g3 (16 per group) dilation 2 relu", {Shape::of(21, 7, 48)});
+}
+
+TEST_CASE("ConvolutionDepthWise groups narrower than a pack: vectorized across pixels",
+          "[layer][convolution_depthwise]") {
+  // kernels::convolution_grouped_planar (every grouped layer at pack 1 runs it too): register
+  // tiles of 4 output channels (then 3, 2, 1) across pixel vectors (then one at a time); stride 1
+  // on the padded input's grid (chunks that end inside a vector, rows that wrap inside a chunk,
+  // the last rows gathered), other strides gathered.
+  // ResNeXt's form, 2 and 4 channels a group, 3x3 pad 1, on maps of several chunks (threaded).
+  sweep(with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 16},
+                     32),
+        "32->32 g16 (2 per group)", {Shape::of(45, 41, 32), Shape::of(7, 7, 32)});
+  sweep(with_weights({.num_output = 32, .kernel_w = 3, .pad_left = 1, .bias_term = 1, .group = 8},
+                     32),
+        "32->32 g8 (4 per group)", {Shape::of(19, 13, 32)});
+  // 4 a group: unpacked at stride 1; at stride 2 the grouped-pack kernel at pack 4.
+  using A = ConvolutionDepthWise::Algorithm;
+  for (int pack : {4, 8, 16}) {
+    const ConvolutionDepthWise narrow =
+        with_weights({.num_output = 32, .kernel_w = 3, .group = 8}, 32);
+    CHECK(narrow.algorithm(pack) == A::grouped_unpacked);
+  }
+  const ConvolutionDepthWise strided =
+      with_weights({.num_output = 32, .kernel_w = 3, .stride_w = 2, .group = 8}, 32);
+  CHECK(strided.algorithm(4) == A::grouped);
+  CHECK(strided.algorithm(16) == A::grouped_unpacked);
+  // 1x1 stride 1 without padding (the grid is the output), 7 outputs a group (a tile of 4, then
+  // 3), 5 inputs a group; a map narrower than a vector.
+  ConvolutionDepthWise pointwise =
+      with_weights({.num_output = 28, .kernel_w = 1, .bias_term = 1, .group = 4}, 20);
+  pointwise.activation = {2, {0.1f, 0.f}};
+  sweep(pointwise, "20->28 g4 1x1 (5 -> 7 per group) leaky",
+        {Shape::of(67, 35, 20), Shape::of(3, 1, 20)});
+  // Stride 2 and dilation 2 together, 5x3 window, 6 -> 5 per group (tiles of 4 and 1).
+  sweep(with_weights({.num_output = 15,
+                      .kernel_w = 5,
+                      .dilation_w = 2,
+                      .stride_w = 2,
+                      .pad_left = 3,
+                      .bias_term = 1,
+                      .group = 3,
+                      .kernel_h = 3,
+                      .dilation_h = 1,
+                      .stride_h = 1,
+                      .pad_top = 1},
+                     18),
+        "18->15 g3 5x3 dilation 2x1 stride 2x1", {Shape::of(23, 9, 18)});
+  // ShuffleNet v1's grouped 1x1 (group 8, 48 -> 12 per group: no pack holds whole groups) and a
+  // window long enough that a chunk is one vector of pixels (K = 60 * 25).
+  sweep(with_weights({.num_output = 96, .kernel_w = 1, .bias_term = 1, .group = 8}, 384),
+        "384->96 g8 1x1 (48 -> 12 per group)", {Shape::of(14, 14, 384)});
+  sweep(with_weights({.num_output = 6, .kernel_w = 5, .pad_left = 2, .group = 2}, 120),
+        "120->6 g2 5x5 (60 -> 3 per group)", {Shape::of(9, 8, 120)});
 }
 
 TEST_CASE("ConvolutionDepthWise fold_affine equals convolution then affine",

@@ -59,6 +59,12 @@ static_assert(graph::StaticGraph<chain_net>::plan().steps.size() == 7);
 // The layers' traits reach their descriptions.
 static_assert(infer::graph::describe_layer(infer::layers::Convolution{}).vulkan_any_out_pack);
 static_assert(!infer::graph::describe_layer(infer::layers::ConvolutionDepthWise{}).vulkan_any_out_pack);
+// A grouped convolution tells the placement which groups it runs packed: 4 a group unpacked at
+// stride 1, packed at stride 2 (the pack-1 test in test_graph_gpu.cpp places such nodes).
+static_assert(infer::graph::describe_layer(infer::layers::ConvolutionDepthWise{.group = 16})
+                  .packed_group_min == 8);
+static_assert(infer::graph::describe_layer(infer::layers::ConvolutionDepthWise{.stride_w = 2})
+                  .packed_group_min == 4);
 static_assert(infer::graph::describe_layer(infer::layers::ReLU{}).elementwise);
 static_assert(infer::graph::describe_layer(infer::layers::BinaryOp{}).elementwise);
 static_assert(infer::graph::describe_layer(infer::layers::Eltwise{}).elementwise);

@@ -591,13 +591,14 @@ TEST_CASE("a grouped convolution runs at a pack that fills its groups", "[graph]
   // 240 -> 216 channels in 3 groups (80 and 72 per group): pack 16 would split groups, pack 8
   // does not. 12 -> 12 in 4 groups (3 per group): no pack above 1 fills them, the input's pack
   // stays. A depthwise layer (one channel per group) keeps the widest pack.
-  auto plan_of = [](int cin, int cout, int groups) {
+  auto plan_of = [](int cin, int cout, int groups, int packed_group_min = 2) {
     graph::GraphDesc d;
     d.inputs.push_back(d.blob_id("in"));
     d.input_shapes.push_back(Shape::of(7, 7, cin));
     graph::NodeDesc n = make_node(d, "g", "in", "out", false);
     n.type = "ConvolutionDepthWise";
     n.channel_groups = groups;
+    n.packed_group_min = packed_group_min;
     d.nodes.push_back(n);
     d.outputs.push_back(d.blob_id("out"));
     graph::Target t;
@@ -622,6 +623,15 @@ TEST_CASE("a grouped convolution runs at a pack that fills its groups", "[graph]
   const graph::Plan depthwise = plan_of(32, 32, 32);
   REQUIRE(depthwise.error.ok());
   CHECK(pack_of(depthwise) == 16);
+  // Groups narrower than the layer's packed_group_min (ResNeXt's 4 a group, which
+  // ConvolutionDepthWise runs unpacked at stride 1: test_graph.cpp) take the channels' widest
+  // pack; at least that wide, the groups' pack.
+  const graph::Plan narrow = plan_of(64, 64, 16, 8);
+  REQUIRE(narrow.error.ok());
+  CHECK(pack_of(narrow) == 16);
+  const graph::Plan strided = plan_of(64, 64, 16, 4);
+  REQUIRE(strided.error.ok());
+  CHECK(pack_of(strided) == 4);
 }
 
 TEST_CASE("element-wise layers and splits run at their inputs' pack where their readers do",

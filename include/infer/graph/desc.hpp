@@ -371,6 +371,9 @@ struct NodeDesc {
   /// Channel groups of a grouped convolution whose fast kernel needs every group's input and
   /// output channels in whole packs (L::packs_fill_groups: ConvolutionDepthWise); 0 otherwise.
   int channel_groups = 0;
+  /// The narrowest group (channels in and out) of such a layer that runs at a pack it fills;
+  /// narrower groups run unpacked inside the layer (L::packed_group_min()).
+  int packed_group_min = 2;
   /// Whose memory can hold the others' as consecutive ranges along `range_axis` (Concat: the
   /// output holds the inputs; Slice: the input holds the outputs), so no copy is needed.
   AxisRanges ranges = AxisRanges::none;
@@ -456,6 +459,7 @@ constexpr NodeDesc describe_layer(const L& l) {
     d.vulkan_gate_min_channels = L::vulkan_gate_min_channels;
   if constexpr (requires { L::packs_fill_groups; l.group; })
     if (L::packs_fill_groups) d.channel_groups = l.group;
+  if constexpr (requires { l.packed_group_min(); }) d.packed_group_min = l.packed_group_min();
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;

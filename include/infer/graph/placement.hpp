@@ -216,10 +216,10 @@ constexpr std::vector<Shape> packed_shapes(const Plan& p, const NodeDesc& d) {
 
 /// The pack node `d` runs at from its own shapes, or 0 for a node that follows its inputs' pack
 /// (moves_data, elementwise, shares_input) unless `always`: the widest declared pack that
-/// divides its inputs' packing axes; a grouped convolution (1 < group, more than one channel per
-/// group) the widest that also fills its groups' input and output channels, if there is one above
-/// 1 (ShuffleNet v1's 240 -> 216 channels in 3 groups: 80 and 72 per group, pack 8 rather than
-/// 16), its fast kernel running only there.
+/// divides its inputs' packing axes; a grouped convolution (1 < group, groups of at least
+/// NodeDesc::packed_group_min channels in and out) the widest that also fills them, if there
+/// is one above 1 (ShuffleNet v1's 240 -> 216 channels in 3 groups: 80 and 72 per group, pack 8
+/// rather than 16), its fast kernel running only there.
 constexpr int own_pack(const Plan& p, const NodeDesc& d, bool always = false) {
   if (!always && (d.moves_data || d.elementwise || d.shares_input)) return 0;
   const bool gpu = on_gpu(p, d);
@@ -230,7 +230,11 @@ constexpr int own_pack(const Plan& p, const NodeDesc& d, bool always = false) {
     const int groups = d.channel_groups;
     const int cin = in[0].packed_extent();
     const int cout = p.blob_shapes[std::size_t(d.out[0])].packed_extent();
-    if (cin % groups == 0 && cout % groups == 0 && cin / groups > 1 && cout / groups > 1) {
+    // Narrower groups run unpacked inside the layer (NodeDesc::packed_group_min): the widest
+    // pack of the channels, as for any layer.
+    const int least = std::max(d.packed_group_min, 2);
+    if (cin % groups == 0 && cout % groups == 0 && cin / groups >= least &&
+        cout / groups >= least) {
       for (int q = pack; q > 1; q /= 2)
         if ((d.packs & unsigned(q)) && (cin / groups) % q == 0 && (cout / groups) % q == 0)
           return q;

@@ -19,6 +19,7 @@
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/convolution.hpp>
 #include <infer/kernels/convolution_depthwise.hpp>
+#include <infer/kernels/convolution_grouped.hpp>
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/detail/int8_layer.hpp>
 #include <infer/layers/detail/activation_param.hpp>
@@ -102,6 +103,14 @@ struct ConvolutionDepthWise {
   /// Whether each channel is convolved alone (group == channels == num_output).
   constexpr bool depthwise() const { return group == num_output && num_input() == group; }
 
+  /// The narrowest group, in input and output channels, that runs at a pack it fills: 8, or 4 at
+  /// a stride above 1. Narrower groups run unpacked, vectorized across output pixels
+  /// (kernels::convolution_grouped_planar, which reads a stride-1 window in place but gathers a
+  /// strided one: there the grouped-pack kernel at pack 4 is the faster).
+  constexpr int packed_group_min() const {
+    return stride_w > 1 || detail::resolve(stride_h, stride_w) > 1 ? 4 : 8;
+  }
+
   /// The kernels forward can run; which one is algorithm()'s choice.
   enum class Algorithm {
     fast,              ///< depthwise 3x3 / 5x5, stride 1 / 2: kernels/convolution_depthwise.hpp
@@ -132,6 +141,10 @@ struct ConvolutionDepthWise {
     if (depthwise())
       return kernels::depthwise_kxk_supported(geometry()) ? Algorithm::fast : Algorithm::direct;
     const int cin_g = num_input() / group, cout_g = num_output / group;
+    // Narrow groups: vectorized across pixels, unpacked (kernels::convolution_grouped_planar; at
+    // pack 1, Algorithm::grouped runs it too).
+    if (pack > 1 && (cin_g < packed_group_min() || cout_g < packed_group_min()))
+      return Algorithm::grouped_unpacked;
     // Groups of exactly one pack in and out: the direct kernel over every group at once
     // (kernels::convolution_grouped_pack) beats a small GEMM per group.
     if (pack > 1 && cin_g == pack && cout_g == pack) return Algorithm::grouped;
@@ -255,7 +268,7 @@ struct ConvolutionDepthWise {
       const int cin_g = cin / group, cout_g = num_output / group;
       INFER_TRY(prepare_group_convs(type, pack, opt, in));
       const int out_pack = pack_for(num_output, pack);
-      const bool packed = cin_g % pack == 0 && cout_g % out_pack == 0;
+      const bool packed = algorithm(pack) != Algorithm::grouped_unpacked;
       compute_pack = packed ? pack : 1;
       const int cpack_out = packed ? out_pack : 1;
       const std::size_t per_group = std::size_t(cin_g) * cout_g * maxk;
@@ -511,29 +524,49 @@ struct ConvolutionDepthWise {
                                                        weight_packed.data(), bias_packed.data(), g,
                                                        act, opt.num_threads);
         return {};
-      } else if constexpr (Algo == Algorithm::grouped) {
+      } else if constexpr (Algo == Algorithm::grouped && Pack > 1) {
         INFER_TRY(top.create(out_shape, elem_type_v<T>, out_pack, opt.blob_alloc()));
         detail::with_pack<Pack>(out_pack, [&](auto op) {
           grouped<T, Pack, decltype(op)::value>(src, top, g, act, opt.num_threads);
         });
         return {};
       } else {
-        // A group's channels do not fill whole packs: compute unpacked, in workspace memory.
+        // Groups that do not fill whole packs (and any group at pack 1): computed unpacked,
+        // vectorized across output pixels (kernels/convolution_grouped.hpp), in workspace memory.
         Option ws = opt;
         ws.blob_allocator = opt.workspace_alloc();
         Mat src1;
         INFER_TRY(convert_packing(src, src1, 1, ws));
         if (out_pack == 1) {
           INFER_TRY(top.create(out_shape, elem_type_v<T>, 1, opt.blob_alloc()));
-          grouped<T, 1, 1>(src1, top, g, act, opt.num_threads);
-          return {};
+          return grouped_planar<T>(src1, top, g, act, opt);
         }
         Mat top1;
         INFER_TRY(top1.create(out_shape, elem_type_v<T>, 1, ws.blob_alloc()));
-        grouped<T, 1, 1>(src1, top1, g, act, opt.num_threads);
+        INFER_TRY(grouped_planar<T>(src1, top1, g, act, opt));
         return convert_packing(top1, top, out_pack, opt);
       }
     }
+  }
+
+  /// kernels::convolution_grouped_planar on the padded input `src` and output `dst`, both at
+  /// pack 1 (weights in ncnn's order: prepare's layout at pack 1), with its workspace.
+  template <StorageElement T, class Act>
+  Status grouped_planar(const Mat& src, const Mat& dst, const kernels::ConvGeometry& g,
+                        const Act& act, const Option& opt) const {
+    const kernels::GroupedPlanarPlan plan = kernels::GroupedPlanarPlan::plan(
+        num_input() / group, num_output / group, g, src.w(), dst.h());
+    const int threads = std::max(opt.num_threads, 1);
+    if (plan.floats * std::size_t(threads) > std::size_t(INT_MAX))
+      return make_error("ConvolutionDepthWise: a {}x{} output needs too large a workspace",
+                        dst.w(), dst.h());
+    Mat workspace;
+    INFER_TRY(workspace.create(Shape::of(int(plan.floats * std::size_t(threads))), ElemType::f32,
+                               1, opt.workspace_alloc()));
+    kernels::convolution_grouped_planar<T>(src.view<T, 1>(), dst.view<T, 1>(),
+                                           weight_packed.data(), bias_packed.data(), group, g, act,
+                                           threads, plan, static_cast<float*>(workspace.data()));
+    return {};
   }
 
   /// The direct kernel once per group, on the group's channel range of input and output.
