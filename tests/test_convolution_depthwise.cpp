@@ -368,6 +368,35 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
       48);
   wide.activation = {1, {0.f, 0.f}};
   sweep(wide, "48->48 g3 (16 per group) dilation 2 relu", {Shape::of(21, 7, 48)});
+  // 1x1 windows at horizontal stride 1 and 2 run along rows (runs of tiles of 8, a tile of 4, then
+  // single pixels). Stride 1 without padding: a band of rows is one run (49 = 6x8 + 1, 20 = 2x8 +
+  // 4, 23 = 2x8 + 4 + 3 singles, 14x14 threaded, a lone pixel). With padding, or at stride 2
+  // (vertical 1 or 3), a run per row. Stride 3 takes the general tiles.
+  sweep(with_weights({.num_output = 64, .kernel_w = 1, .bias_term = 1, .group = 8}, 64),
+        "64->64 g8 1x1 (8 per group)",
+        {Shape::of(7, 7, 64), Shape::of(5, 4, 64), Shape::of(23, 1, 64), Shape::of(14, 14, 64),
+         Shape::of(1, 1, 64)});
+  sweep(with_weights({.num_output = 64, .kernel_w = 1, .pad_left = 1, .bias_term = 1, .group = 8},
+                     64),
+        "64->64 g8 1x1 pad 1", {Shape::of(9, 5, 64)});
+  ConvolutionDepthWise pointwise16 = with_weights({.num_output = 48,
+                                                   .kernel_w = 1,
+                                                   .stride_w = 2,
+                                                   .bias_term = 1,
+                                                   .group = 3,
+                                                   .kernel_h = 1,
+                                                   .dilation_h = 1,
+                                                   .stride_h = 3},
+                                                  48);
+  pointwise16.activation = {2, {0.1f, 0.f}};
+  sweep(pointwise16, "48->48 g3 1x1 (16 per group) stride 2x3 leaky",
+        {Shape::of(27, 10, 48), Shape::of(9, 9, 48), Shape::of(2, 2, 48)});
+  sweep(with_weights({.num_output = 64, .kernel_w = 1, .stride_w = 2, .bias_term = 1, .group = 8},
+                     64),
+        "64->64 g8 1x1 stride 2", {Shape::of(19, 11, 64), Shape::of(33, 2, 64)});
+  sweep(with_weights({.num_output = 64, .kernel_w = 1, .stride_w = 3, .bias_term = 1, .group = 8},
+                     64),
+        "64->64 g8 1x1 stride 3", {Shape::of(20, 8, 64)});
 }
 
 TEST_CASE("ConvolutionDepthWise groups narrower than a pack: vectorized across pixels",

@@ -4,6 +4,7 @@
 // kernels keep that hook. Inputs come padded: the kernels read no border and check no bounds.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <infer/element.hpp>
 #include <infer/mat.hpp>
@@ -197,6 +198,87 @@ void grouped_pack_tile(const T* const* src, T* const* dst, int count, int in_w, 
     if (j < count) store_epilogue<Pack>(dst[j], acc[j], bias, act);
 }
 
+/// X output pixels of a 1x1 window along a run of one group's plane: pixel j reads the Pack input
+/// values at src + j * Step * Pack and stores its Pack outputs at dst + j * Pack. The offsets are
+/// constants, so each FMA takes its input value as an embedded broadcast from memory.
+template <int X, int Step, int Pack, StorageElement T, class Act>
+void grouped_pack_1x1_tile(const T* src, T* dst, const float* wq, const float* bias,
+                           const Act& act) {
+  using L = Lanes<Pack>;
+  typename L::Vec acc[X][L::blocks];
+#pragma GCC unroll 16
+  for (int j = 0; j < X; ++j)
+#pragma GCC unroll 4
+    for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::zero();
+#pragma GCC unroll 16
+  for (int i = 0; i < Pack; ++i) {
+    typename L::Vec w[L::blocks];
+#pragma GCC unroll 4
+    for (int b = 0; b < L::blocks; ++b) w[b] = L::load(wq + std::size_t(i) * Pack + b * L::W);
+#pragma GCC unroll 16
+    for (int j = 0; j < X; ++j) {
+      const typename L::Vec v = L::splat(to_f32(src[std::size_t(j) * Step * Pack + i]));
+#pragma GCC unroll 4
+      for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::fma(v, w[b], acc[j][b]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < X; ++j) store_epilogue<Pack>(dst + std::size_t(j) * Pack, acc[j], bias, act);
+}
+
+/// n output pixels of a 1x1 window along a run (grouped_pack_1x1_tile's addressing): tiles of
+/// kGroupedTile pixels, then one of kGroupedTileTail, then single pixels.
+template <int Step, int Pack, StorageElement T, class Act>
+void grouped_pack_1x1_run(const T* src, T* dst, int n, const float* wq, const float* bias,
+                          const Act& act) {
+  constexpr int X = kGroupedTile, XS = kGroupedTileTail;
+  int j = 0;
+  for (; j + X <= n; j += X)
+    grouped_pack_1x1_tile<X, Step, Pack>(src + std::size_t(j) * Step * Pack,
+                                         dst + std::size_t(j) * Pack, wq, bias, act);
+  if (j + XS <= n) {
+    grouped_pack_1x1_tile<XS, Step, Pack>(src + std::size_t(j) * Step * Pack,
+                                          dst + std::size_t(j) * Pack, wq, bias, act);
+    j += XS;
+  }
+  for (; j < n; ++j)
+    grouped_pack_1x1_tile<1, Step, Pack>(src + std::size_t(j) * Step * Pack,
+                                         dst + std::size_t(j) * Pack, wq, bias, act);
+}
+
+/// convolution_grouped_pack for a 1x1 window at horizontal stride 1 or 2 (any vertical stride):
+/// threads share (group, band of rows) items, and each row is a run whose pixels sit at constant
+/// offsets (the band is one run where input and output rows are the same contiguous plane: stride
+/// 1 without padding). The tiles of the general kernel find their pixels through a pointer each
+/// and divide per tile, which for a window of one tap cost more than the products.
+template <StorageElement T, int Pack, class Act>
+void grouped_pack_1x1(const MatView<T, Pack>& in, const MatView<T, Pack>& out, const float* weights,
+                      const float* bias, const ConvGeometry& g, const Act& act, int num_threads) {
+  // Enough bands that every thread gets several items however few the groups are.
+  const int splits = std::clamp((4 * num_threads + out.c - 1) / out.c, 1, std::max(out.h, 1));
+  const int rows = (out.h + splits - 1) / splits;
+  const int bands = (out.h + rows - 1) / rows;
+  const int items = out.c * bands;
+  const bool one_run = g.stride_w == 1 && g.stride_h == 1 && in.w == out.w;
+  const std::size_t work = std::size_t(out.w) * out.h * out.c * Pack * Pack;
+#pragma omp parallel for num_threads(num_threads) if (worth_threads(work))
+  for (int it = 0; it < items; ++it) {
+    const int q = it / bands, y0 = (it % bands) * rows, y1 = std::min(out.h, y0 + rows);
+    const float* wq = weights + std::size_t(q) * Pack * Pack;
+    const float* bq = bias + std::size_t(q) * Pack;
+    if (one_run) {
+      grouped_pack_1x1_run<1, Pack>(in.row(q, y0), out.row(q, y0), (y1 - y0) * out.w, wq, bq, act);
+      continue;
+    }
+    for (int y = y0; y < y1; ++y) {
+      if (g.stride_w == 1)
+        grouped_pack_1x1_run<1, Pack>(in.row(q, y * g.stride_h), out.row(q, y), out.w, wq, bq, act);
+      else
+        grouped_pack_1x1_run<2, Pack>(in.row(q, y * g.stride_h), out.row(q, y), out.w, wq, bq, act);
+    }
+  }
+}
+
 }  // namespace detail
 
 /// A grouped convolution whose groups are one channel pack in and one out (RegNet's 3x3 of 8
@@ -204,7 +286,8 @@ void grouped_pack_tile(const T* const* src, T* const* dst, int count, int in_w, 
 /// bias), every group at once. A group's output pixels go in tiles of kGroupedTile taken across
 /// its rows (a 7x7 map is six such tiles and a last pixel, not seven rows of one pixel at a
 /// time; a last tile of kGroupedTileTail or fewer runs that narrower kernel), each weight vector
-/// loaded once per tile; threads share the (group, tile) items. `in` is the
+/// loaded once per tile; threads share the (group, tile) items. A 1x1 window at horizontal stride 1
+/// or 2 runs along rows instead (detail::grouped_pack_1x1). `in` is the
 /// padded input; `weights` are convolution_direct_weights' layout for one input and one output
 /// group, group after group; `bias` holds out.c * Pack.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
@@ -213,6 +296,10 @@ template <StorageElement T,  ///< storage type of input and output; arithmetic i
 void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                               const float* weights, const float* bias, const ConvGeometry& g,
                               const Act& act, int num_threads) {
+  if (g.kernel_w == 1 && g.kernel_h == 1 && (g.stride_w == 1 || g.stride_w == 2)) {
+    detail::grouped_pack_1x1<T, Pack>(in, out, weights, bias, g, act, num_threads);
+    return;
+  }
   constexpr int X = kGroupedTile, XS = kGroupedTileTail;
   const std::size_t group_weights = std::size_t(g.kernel_w) * g.kernel_h * Pack * Pack;
   const int pixels = out.w * out.h;
