@@ -397,6 +397,36 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
   sweep(with_weights({.num_output = 64, .kernel_w = 1, .stride_w = 3, .bias_term = 1, .group = 8},
                      64),
         "64->64 g8 1x1 stride 3", {Shape::of(20, 8, 64)});
+  // 1x1 groups of up to three whole packs in and out take the same runs (three output packs a
+  // tile where the target has 32 registers, then one at a time), not a GEMM per group: 24 a group
+  // at pack 8 (3 -> 3 packs), 24 -> 16 (3 -> 2) at pack 8, 48 a group at pack 16; wider groups
+  // and pack 4 (6 packs a group) keep the GEMM.
+  using A = ConvolutionDepthWise::Algorithm;
+  const ConvolutionDepthWise w24 =
+      with_weights({.num_output = 48, .kernel_w = 1, .bias_term = 1, .group = 2}, 48);
+  CHECK(w24.algorithm(8) == A::grouped);
+  CHECK(w24.algorithm(4) == A::group_gemm);
+  sweep(w24, "48->48 g2 1x1 (24 per group)",
+        {Shape::of(7, 7, 48), Shape::of(19, 11, 48), Shape::of(3, 1, 48)});
+  ConvolutionDepthWise w24s2 = with_weights(
+      {.num_output = 48, .kernel_w = 1, .stride_w = 2, .pad_left = 1, .bias_term = 1, .group = 2},
+      48);
+  w24s2.activation = {1, {0.f, 0.f}};
+  CHECK(w24s2.algorithm(8) == A::grouped);
+  sweep(w24s2, "48->48 g2 1x1 (24 per group) stride 2 pad 1 relu",
+        {Shape::of(15, 9, 48), Shape::of(2, 3, 48)});
+  const ConvolutionDepthWise narrowing =
+      with_weights({.num_output = 32, .kernel_w = 1, .bias_term = 1, .group = 2}, 48);
+  CHECK(narrowing.algorithm(8) == A::grouped);
+  sweep(narrowing, "48->32 g2 1x1 (24 -> 16 per group)", {Shape::of(13, 6, 48)});
+  const ConvolutionDepthWise w48 =
+      with_weights({.num_output = 96, .kernel_w = 1, .stride_w = 2, .bias_term = 1, .group = 2}, 96);
+  CHECK(w48.algorithm(16) == A::grouped);
+  CHECK(w48.algorithm(8) == A::group_gemm);
+  sweep(w48, "96->96 g2 1x1 (48 per group) stride 2", {Shape::of(17, 6, 96)});
+  const ConvolutionDepthWise w64 =
+      with_weights({.num_output = 128, .kernel_w = 1, .bias_term = 1, .group = 2}, 128);
+  CHECK(w64.algorithm(16) == A::group_gemm);
 }
 
 TEST_CASE("ConvolutionDepthWise groups narrower than a pack: vectorized across pixels",

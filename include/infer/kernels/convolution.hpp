@@ -198,88 +198,137 @@ void grouped_pack_tile(const T* const* src, T* const* dst, int count, int in_w, 
     if (j < count) store_epilogue<Pack>(dst[j], acc[j], bias, act);
 }
 
-/// X output pixels of a 1x1 window along a run of one group's plane: pixel j reads the Pack input
-/// values at src + j * Step * Pack and stores its Pack outputs at dst + j * Pack. The offsets are
-/// constants, so each FMA takes its input value as an embedded broadcast from memory.
-template <int X, int Step, int Pack, StorageElement T, class Act>
-void grouped_pack_1x1_tile(const T* src, T* dst, const float* wq, const float* bias,
-                           const Act& act) {
+/// X output pixels x OB output packs of a grouped 1x1 window, along a run of the group's planes:
+/// pixel j reads, in each of the group's in_packs input planes (in_plane elements apart), the Pack
+/// values at src + j * Step * Pack, and stores output pack o at dst + o * out_plane + j * Pack.
+/// The pixel offsets are constants, so each input value is one broadcast load serving the OB
+/// packs' FMAs. `w` is the OB packs' weights in convolution_direct_weights' layout for the group
+/// (output pack, input pack, input lane, Pack outputs); `bias` the OB packs' biases.
+template <int X, int OB, int Step, int Pack, StorageElement T, class Act>
+void grouped_1x1_tile(const T* src, std::size_t in_plane, int in_packs, T* dst,
+                      std::size_t out_plane, const float* w, const float* bias, const Act& act) {
   using L = Lanes<Pack>;
-  typename L::Vec acc[X][L::blocks];
-#pragma GCC unroll 16
-  for (int j = 0; j < X; ++j)
+  const std::size_t out_stride = std::size_t(in_packs) * Pack * Pack;  // between output packs
+  typename L::Vec acc[OB][X][L::blocks];
 #pragma GCC unroll 4
-    for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::zero();
+  for (int o = 0; o < OB; ++o)
 #pragma GCC unroll 16
-  for (int i = 0; i < Pack; ++i) {
-    typename L::Vec w[L::blocks];
+    for (int j = 0; j < X; ++j)
 #pragma GCC unroll 4
-    for (int b = 0; b < L::blocks; ++b) w[b] = L::load(wq + std::size_t(i) * Pack + b * L::W);
+      for (int b = 0; b < L::blocks; ++b) acc[o][j][b] = L::zero();
+  for (int ia = 0; ia < in_packs; ++ia) {
+    const T* s = src + std::size_t(ia) * in_plane;
+    const float* wa = w + std::size_t(ia) * Pack * Pack;
 #pragma GCC unroll 16
-    for (int j = 0; j < X; ++j) {
-      const typename L::Vec v = L::splat(to_f32(src[std::size_t(j) * Step * Pack + i]));
+    for (int i = 0; i < Pack; ++i) {
+      typename L::Vec wv[OB][L::blocks];
 #pragma GCC unroll 4
-      for (int b = 0; b < L::blocks; ++b) acc[j][b] = L::fma(v, w[b], acc[j][b]);
+      for (int o = 0; o < OB; ++o)
+#pragma GCC unroll 4
+        for (int b = 0; b < L::blocks; ++b)
+          wv[o][b] = L::load(wa + o * out_stride + std::size_t(i) * Pack + b * L::W);
+#pragma GCC unroll 16
+      for (int j = 0; j < X; ++j) {
+        const typename L::Vec v = L::splat(to_f32(s[std::size_t(j) * Step * Pack + i]));
+#pragma GCC unroll 4
+        for (int o = 0; o < OB; ++o)
+#pragma GCC unroll 4
+          for (int b = 0; b < L::blocks; ++b) acc[o][j][b] = L::fma(v, wv[o][b], acc[o][j][b]);
+      }
     }
   }
+#pragma GCC unroll 4
+  for (int o = 0; o < OB; ++o)
 #pragma GCC unroll 16
-  for (int j = 0; j < X; ++j) store_epilogue<Pack>(dst + std::size_t(j) * Pack, acc[j], bias, act);
+    for (int j = 0; j < X; ++j)
+      store_epilogue<Pack>(dst + o * out_plane + std::size_t(j) * Pack, acc[o][j],
+                           bias + o * Pack, act);
 }
 
-/// n output pixels of a 1x1 window along a run (grouped_pack_1x1_tile's addressing): tiles of
+/// n output pixels of a run (grouped_1x1_tile's addressing) for OB output packs: tiles of
 /// kGroupedTile pixels, then one of kGroupedTileTail, then single pixels.
-template <int Step, int Pack, StorageElement T, class Act>
-void grouped_pack_1x1_run(const T* src, T* dst, int n, const float* wq, const float* bias,
-                          const Act& act) {
+template <int OB, int Step, int Pack, StorageElement T, class Act>
+void grouped_1x1_run(const T* src, std::size_t in_plane, int in_packs, T* dst,
+                     std::size_t out_plane, int n, const float* w, const float* bias,
+                     const Act& act) {
   constexpr int X = kGroupedTile, XS = kGroupedTileTail;
+  const auto at = [&]<int N>(int j) {
+    grouped_1x1_tile<N, OB, Step, Pack>(src + std::size_t(j) * Step * Pack, in_plane, in_packs,
+                                        dst + std::size_t(j) * Pack, out_plane, w, bias, act);
+  };
   int j = 0;
-  for (; j + X <= n; j += X)
-    grouped_pack_1x1_tile<X, Step, Pack>(src + std::size_t(j) * Step * Pack,
-                                         dst + std::size_t(j) * Pack, wq, bias, act);
+  for (; j + X <= n; j += X) at.template operator()<X>(j);
   if (j + XS <= n) {
-    grouped_pack_1x1_tile<XS, Step, Pack>(src + std::size_t(j) * Step * Pack,
-                                          dst + std::size_t(j) * Pack, wq, bias, act);
+    at.template operator()<XS>(j);
     j += XS;
   }
-  for (; j < n; ++j)
-    grouped_pack_1x1_tile<1, Step, Pack>(src + std::size_t(j) * Step * Pack,
-                                         dst + std::size_t(j) * Pack, wq, bias, act);
+  for (; j < n; ++j) at.template operator()<1>(j);
 }
 
-/// convolution_grouped_pack for a 1x1 window at horizontal stride 1 or 2 (any vertical stride):
-/// threads share (group, band of rows) items, and each row is a run whose pixels sit at constant
-/// offsets (the band is one run where input and output rows are the same contiguous plane: stride
-/// 1 without padding). The tiles of the general kernel find their pixels through a pointer each
-/// and divide per tile, which for a window of one tap cost more than the products.
-template <StorageElement T, int Pack, class Act>
-void grouped_pack_1x1(const MatView<T, Pack>& in, const MatView<T, Pack>& out, const float* weights,
-                      const float* bias, const ConvGeometry& g, const Act& act, int num_threads) {
+/// Output packs of a grouped 1x1 tile at once: three where the target has 32 vector registers
+/// (3 x 8 accumulators, the weights and a broadcast), else one.
+template <int Pack>
+inline constexpr int kGrouped1x1Packs =
+    (simd::max_width >= 16 ? 32 : 16) >= 4 + 3 * kGroupedTile * Lanes<Pack>::blocks ? 3 : 1;
+
+}  // namespace detail
+
+/// A grouped convolution with a 1x1 window at horizontal stride 1 or 2 (any vertical stride) whose
+/// groups are whole packs: `groups` groups of in.c / groups input and out.c / groups output packs.
+/// Threads share (group, band of rows) items; each row is a run whose pixels sit at constant
+/// offsets (a band is one run where input and output rows are one contiguous plane: stride 1
+/// without padding), computed kGrouped1x1Packs output packs at a time, so each input value loaded
+/// serves their FMAs. Against a GEMM per group it gathers nothing (a strided input is read in
+/// place) and has no per-call setup, which at a group's few channels costs more than the products.
+/// `in` is the padded input; `weights` are convolution_direct_weights' layout for one group, group
+/// after group; `bias` holds out.c * Pack values.
+template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
+          int Pack,          ///< lanes of a channel group (vectorized)
+          class Act>         ///< epilogue activation, callable on float and on simd batches
+void convolution_grouped_1x1(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
+                             const float* weights, const float* bias, const ConvGeometry& g,
+                             int groups, const Act& act, int num_threads) {
+  constexpr int OB = detail::kGrouped1x1Packs<Pack>;
+  const int in_packs = in.c / groups, out_packs = out.c / groups;
+  const std::size_t in_plane = in.cstep * Pack, out_plane = out.cstep * Pack;
+  const std::size_t group_weights = std::size_t(in_packs) * out_packs * Pack * Pack;
   // Enough bands that every thread gets several items however few the groups are.
-  const int splits = std::clamp((4 * num_threads + out.c - 1) / out.c, 1, std::max(out.h, 1));
+  const int splits = std::clamp((4 * num_threads + groups - 1) / groups, 1, std::max(out.h, 1));
   const int rows = (out.h + splits - 1) / splits;
   const int bands = (out.h + rows - 1) / rows;
-  const int items = out.c * bands;
+  const int items = groups * bands;
   const bool one_run = g.stride_w == 1 && g.stride_h == 1 && in.w == out.w;
-  const std::size_t work = std::size_t(out.w) * out.h * out.c * Pack * Pack;
-#pragma omp parallel for num_threads(num_threads) if (worth_threads(work))
+  const std::size_t work = std::size_t(out.w) * out.h * groups * group_weights;
+#pragma omp parallel for num_threads(num_threads) if (detail::worth_threads(work))
   for (int it = 0; it < items; ++it) {
     const int q = it / bands, y0 = (it % bands) * rows, y1 = std::min(out.h, y0 + rows);
-    const float* wq = weights + std::size_t(q) * Pack * Pack;
-    const float* bq = bias + std::size_t(q) * Pack;
+    // One run: a row (stride 1 or 2), or the band's rows as one.
+    const auto run = [&]<int Step>(int y, int n) {
+      const T* src = in.row(q * in_packs, y * g.stride_h);
+      T* dst = out.row(q * out_packs, y);
+      const float* wq = weights + std::size_t(q) * group_weights;
+      const float* bq = bias + std::size_t(q) * out_packs * Pack;
+      const std::size_t w_step = std::size_t(in_packs) * Pack * Pack;
+      int o = 0;
+      for (; o + OB <= out_packs; o += OB)
+        detail::grouped_1x1_run<OB, Step, Pack>(src, in_plane, in_packs, dst + o * out_plane,
+                                                out_plane, n, wq + o * w_step, bq + o * Pack, act);
+      for (; o < out_packs; ++o)
+        detail::grouped_1x1_run<1, Step, Pack>(src, in_plane, in_packs, dst + o * out_plane,
+                                               out_plane, n, wq + o * w_step, bq + o * Pack, act);
+    };
     if (one_run) {
-      grouped_pack_1x1_run<1, Pack>(in.row(q, y0), out.row(q, y0), (y1 - y0) * out.w, wq, bq, act);
+      run.template operator()<1>(y0, (y1 - y0) * out.w);
       continue;
     }
     for (int y = y0; y < y1; ++y) {
       if (g.stride_w == 1)
-        grouped_pack_1x1_run<1, Pack>(in.row(q, y * g.stride_h), out.row(q, y), out.w, wq, bq, act);
+        run.template operator()<1>(y, out.w);
       else
-        grouped_pack_1x1_run<2, Pack>(in.row(q, y * g.stride_h), out.row(q, y), out.w, wq, bq, act);
+        run.template operator()<2>(y, out.w);
     }
   }
 }
-
-}  // namespace detail
 
 /// A grouped convolution whose groups are one channel pack in and one out (RegNet's 3x3 of 8
 /// channels per group at pack 8): output pack q = act(conv(input pack q, group q's weights) +
@@ -287,7 +336,7 @@ void grouped_pack_1x1(const MatView<T, Pack>& in, const MatView<T, Pack>& out, c
 /// its rows (a 7x7 map is six such tiles and a last pixel, not seven rows of one pixel at a
 /// time; a last tile of kGroupedTileTail or fewer runs that narrower kernel), each weight vector
 /// loaded once per tile; threads share the (group, tile) items. A 1x1 window at horizontal stride 1
-/// or 2 runs along rows instead (detail::grouped_pack_1x1). `in` is the
+/// or 2 runs along rows instead (convolution_grouped_1x1). `in` is the
 /// padded input; `weights` are convolution_direct_weights' layout for one input and one output
 /// group, group after group; `bias` holds out.c * Pack.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
@@ -297,7 +346,7 @@ void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>
                               const float* weights, const float* bias, const ConvGeometry& g,
                               const Act& act, int num_threads) {
   if (g.kernel_w == 1 && g.kernel_h == 1 && (g.stride_w == 1 || g.stride_w == 2)) {
-    detail::grouped_pack_1x1<T, Pack>(in, out, weights, bias, g, act, num_threads);
+    convolution_grouped_1x1<T, Pack>(in, out, weights, bias, g, out.c, act, num_threads);
     return;
   }
   constexpr int X = kGroupedTile, XS = kGroupedTileTail;

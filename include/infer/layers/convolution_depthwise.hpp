@@ -148,12 +148,26 @@ struct ConvolutionDepthWise {
     // Groups of exactly one pack in and out: the direct kernel over every group at once
     // (kernels::convolution_grouped_pack) beats a small GEMM per group.
     if (pack > 1 && cin_g == pack && cout_g == pack) return Algorithm::grouped;
+    // 1x1 groups of a few whole packs: read in place, every output pack of a tile from one load
+    // of each input value (kernels::convolution_grouped_1x1), where a GEMM per group would gather.
+    if (pack > 1 && grouped_1x1(pack)) return Algorithm::grouped;
     if (pack > 1 && cin_g % pack == 0 && cout_g % pack == 0 && group_conv().uses_gemm())
       return Algorithm::group_gemm;
     return cin_g % pack == 0 && cout_g % pack_for(num_output, pack) == 0
                ? Algorithm::grouped
                : Algorithm::grouped_unpacked;
   }
+
+  /// Whether groups of whole packs at `pack` run kernels::convolution_grouped_1x1 rather than a
+  /// GEMM per group: a 1x1 window at horizontal stride 1 or 2, at most kGrouped1x1MaxPacks packs
+  /// in and out a group (past that the GEMM's blocking pays for its gathers).
+  constexpr bool grouped_1x1(int pack) const {
+    const int cin_g = num_input() / group, cout_g = num_output / group;
+    return kernel_w == 1 && detail::resolve(kernel_h, kernel_w) == 1 &&
+           (stride_w == 1 || stride_w == 2) && cin_g % pack == 0 && cout_g % pack == 0 &&
+           cin_g <= kGrouped1x1MaxPacks * pack && cout_g <= kGrouped1x1MaxPacks * pack;
+  }
+  static constexpr int kGrouped1x1MaxPacks = 3;
 
   /// One group's convolution (without weights): what Algorithm::group_gemm runs per group.
   constexpr Convolution group_conv() const {
@@ -580,6 +594,12 @@ struct ConvolutionDepthWise {
         kernels::convolution_grouped_pack<T, InPack>(src.view<T, InPack>(), dst.view<T, OutPack>(),
                                                      weight_packed.data(), bias_packed.data(), g,
                                                      act, num_threads);
+        return;
+      }
+      if (grouped_1x1(InPack)) {
+        kernels::convolution_grouped_1x1<T, InPack>(src.view<T, InPack>(), dst.view<T, OutPack>(),
+                                                    weight_packed.data(), bias_packed.data(), g,
+                                                    group, act, num_threads);
         return;
       }
     }
