@@ -3,8 +3,9 @@
 // stride 1 and 2, on 14x14 to 56x56 maps, f32, fused ReLU. Each layer runs at the pack a plan gives
 // it (graph/placement.hpp's own_pack: the widest that fills every group's input and output
 // channels, else the widest that divides the channels) and through the layer's forward, so the
-// algorithm is the one a network gets (per-group GEMM, the grouped-pack kernel, or groups
-// narrower than packed_group_min() unpacked and vectorized across pixels). GFLOP/s count the grouped
+// algorithm is the one a network gets (per-group GEMM, the grouped-pack kernel, 1x1 groups of up to
+// three packs along rows, or groups narrower than packed_group_min() unpacked and vectorized across
+// pixels). GFLOP/s count the grouped
 // convolution's own work (2 x 192 x width x k x k x outh x outw, the products a dense layer of 192
 // channels does divided by the groups), and `peak_fraction` divides them by this machine's measured
 // FMA peak on as many threads (AVX-512 where the CPU has it, else AVX2). The CPU issue's targets:

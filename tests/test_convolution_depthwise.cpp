@@ -419,8 +419,8 @@ TEST_CASE("ConvolutionDepthWise grouped convolution", "[layer][convolution_depth
       with_weights({.num_output = 32, .kernel_w = 1, .bias_term = 1, .group = 2}, 48);
   CHECK(narrowing.algorithm(8) == A::grouped);
   sweep(narrowing, "48->32 g2 1x1 (24 -> 16 per group)", {Shape::of(13, 6, 48)});
-  const ConvolutionDepthWise w48 =
-      with_weights({.num_output = 96, .kernel_w = 1, .stride_w = 2, .bias_term = 1, .group = 2}, 96);
+  const ConvolutionDepthWise w48 = with_weights(
+      {.num_output = 96, .kernel_w = 1, .stride_w = 2, .bias_term = 1, .group = 2}, 96);
   CHECK(w48.algorithm(16) == A::grouped);
   CHECK(w48.algorithm(8) == A::group_gemm);
   sweep(w48, "96->96 g2 1x1 (48 per group) stride 2", {Shape::of(17, 6, 96)});

@@ -241,8 +241,8 @@ void grouped_1x1_tile(const T* src, std::size_t in_plane, int in_packs, T* dst,
   for (int o = 0; o < OB; ++o)
 #pragma GCC unroll 16
     for (int j = 0; j < X; ++j)
-      store_epilogue<Pack>(dst + o * out_plane + std::size_t(j) * Pack, acc[o][j],
-                           bias + o * Pack, act);
+      store_epilogue<Pack>(dst + o * out_plane + std::size_t(j) * Pack, acc[o][j], bias + o * Pack,
+                           act);
 }
 
 /// n output pixels of a run (grouped_1x1_tile's addressing) for OB output packs: tiles of
@@ -268,8 +268,10 @@ void grouped_1x1_run(const T* src, std::size_t in_plane, int in_packs, T* dst,
 /// Output packs of a grouped 1x1 tile at once: three where the target has 32 vector registers
 /// (3 x 8 accumulators, the weights and a broadcast), else one.
 template <int Pack>
-inline constexpr int kGrouped1x1Packs =
-    (simd::max_width >= 16 ? 32 : 16) >= 4 + 3 * kGroupedTile * Lanes<Pack>::blocks ? 3 : 1;
+constexpr int grouped_1x1_packs() {
+  constexpr int registers = simd::max_width >= 16 ? 32 : 16;
+  return 3 * kGroupedTile * Lanes<Pack>::blocks + 4 <= registers ? 3 : 1;
+}
 
 }  // namespace detail
 
@@ -277,9 +279,10 @@ inline constexpr int kGrouped1x1Packs =
 /// groups are whole packs: `groups` groups of in.c / groups input and out.c / groups output packs.
 /// Threads share (group, band of rows) items; each row is a run whose pixels sit at constant
 /// offsets (a band is one run where input and output rows are one contiguous plane: stride 1
-/// without padding), computed kGrouped1x1Packs output packs at a time, so each input value loaded
-/// serves their FMAs. Against a GEMM per group it gathers nothing (a strided input is read in
-/// place) and has no per-call setup, which at a group's few channels costs more than the products.
+/// without padding), computed detail::grouped_1x1_packs() output packs at a time, so each input
+/// value loaded serves their FMAs. Against a GEMM per group it gathers nothing (a strided input is
+/// read in place) and has no per-call setup, which at a group's few channels costs more than the
+/// products.
 /// `in` is the padded input; `weights` are convolution_direct_weights' layout for one group, group
 /// after group; `bias` holds out.c * Pack values.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
@@ -288,7 +291,7 @@ template <StorageElement T,  ///< storage type of input and output; arithmetic i
 void convolution_grouped_1x1(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                              const float* weights, const float* bias, const ConvGeometry& g,
                              int groups, const Act& act, int num_threads) {
-  constexpr int OB = detail::kGrouped1x1Packs<Pack>;
+  constexpr int OB = detail::grouped_1x1_packs<Pack>();
   const int in_packs = in.c / groups, out_packs = out.c / groups;
   const std::size_t in_plane = in.cstep * Pack, out_plane = out.cstep * Pack;
   const std::size_t group_weights = std::size_t(in_packs) * out_packs * Pack * Pack;
