@@ -338,8 +338,8 @@ void convolution_grouped_1x1(const MatView<T, Pack>& in, const MatView<T, Pack>&
 /// bias), every group at once. A group's output pixels go in tiles of kGroupedTile taken across
 /// its rows (a 7x7 map is six such tiles and a last pixel, not seven rows of one pixel at a
 /// time; a last tile of kGroupedTileTail or fewer runs that narrower kernel), each weight vector
-/// loaded once per tile; threads share the (group, tile) items. A 1x1 window at horizontal stride 1
-/// or 2 runs along rows instead (convolution_grouped_1x1). `in` is the
+/// loaded once per tile; threads share the (group, tile) items. (A 1x1 window at horizontal stride 1
+/// or 2 takes convolution_grouped_1x1 instead.) `in` is the
 /// padded input; `weights` are convolution_direct_weights' layout for one input and one output
 /// group, group after group; `bias` holds out.c * Pack.
 template <StorageElement T,  ///< storage type of input and output; arithmetic is f32
@@ -348,10 +348,6 @@ template <StorageElement T,  ///< storage type of input and output; arithmetic i
 void convolution_grouped_pack(const MatView<T, Pack>& in, const MatView<T, Pack>& out,
                               const float* weights, const float* bias, const ConvGeometry& g,
                               const Act& act, int num_threads) {
-  if (g.kernel_w == 1 && g.kernel_h == 1 && (g.stride_w == 1 || g.stride_w == 2)) {
-    convolution_grouped_1x1<T, Pack>(in, out, weights, bias, g, out.c, act, num_threads);
-    return;
-  }
   constexpr int X = kGroupedTile, XS = kGroupedTileTail;
   const std::size_t group_weights = std::size_t(g.kernel_w) * g.kernel_h * Pack * Pack;
   const int pixels = out.w * out.h;

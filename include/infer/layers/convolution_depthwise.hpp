@@ -590,16 +590,17 @@ struct ConvolutionDepthWise {
     const int cin_g = num_input() / group, cout_g = num_output / group;
     const std::size_t per_group = std::size_t(cin_g) * cout_g * g.kernel_w * g.kernel_h;
     if constexpr (InPack > 1 && InPack == OutPack) {
-      if (cin_g == InPack && cout_g == OutPack) {
-        kernels::convolution_grouped_pack<T, InPack>(src.view<T, InPack>(), dst.view<T, OutPack>(),
-                                                     weight_packed.data(), bias_packed.data(), g,
-                                                     act, num_threads);
-        return;
-      }
+      // 1x1 at stride 1 or 2, groups of one to three packs (one pack a group included).
       if (grouped_1x1(InPack)) {
         kernels::convolution_grouped_1x1<T, InPack>(src.view<T, InPack>(), dst.view<T, OutPack>(),
                                                     weight_packed.data(), bias_packed.data(), g,
                                                     group, act, num_threads);
+        return;
+      }
+      if (cin_g == InPack && cout_g == OutPack) {
+        kernels::convolution_grouped_pack<T, InPack>(src.view<T, InPack>(), dst.view<T, OutPack>(),
+                                                     weight_packed.data(), bias_packed.data(), g,
+                                                     act, num_threads);
         return;
       }
     }
