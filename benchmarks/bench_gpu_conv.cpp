@@ -6,9 +6,11 @@
 // accumulators, and fp32 FMAs.
 //
 //   bench_gpu_conv [device index] [repeats] [K steps, e.g. 32,64 (the default)] [layer filter]
-//                  [quick]
+//                  [quick | halo]
 //
-// The filter, substrings separated by '|', keeps the layers whose names hold one of them; `quick`
+// The filter, substrings separated by '|', keeps the layers whose names hold one of them; `halo`
+// sweeps the halo kernel's tiles and splits (with their registers) instead of the im2col
+// kernel's; `quick`
 // leaves out the FMA column and the sweep of tiles.
 //
 // Each figure: the minimum over 5 submits of `repeats` back-to-back dispatches (barriers between),
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
   if (argc > 1) choice.index = std::uint32_t(std::atoi(argv[1]));
   const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
   const bool quick = argc > 5 && std::string(argv[5]) == "quick";
+  const bool halo_sweep = argc > 5 && std::string(argv[5]) == "halo";
   std::vector<int> steps;
   for (const char* at = argc > 3 ? argv[3] : "32,64"; *at;) {
     char* end = nullptr;
@@ -201,8 +204,9 @@ int main(int argc, char** argv) {
   auto pass = [&](bool print) {
     const int reps = print ? repeats : 1;
     if (print)
-      std::printf("%-36s %8s | %22s | %22s | %10s\n", "layer", "GFLOP", "GEMM coopmat us TF/s %",
-                  "GEMM FMA us TF/s %", "direct us");
+      std::printf("%-36s %8s | %22s | %22s | %22s | %10s\n", "layer", "GFLOP",
+                  "GEMM coopmat us TF/s %", "halo coopmat us TF/s %", "GEMM FMA us TF/s %",
+                  "direct us");
     for (const Layer& l : layers) {
       if (argc > 4 && !matches(l.name, argv[4])) continue;
       const int ow = out_extent(l.w, l.kernel, l.stride, l.pad, l.dilation);
@@ -243,20 +247,60 @@ int main(int argc, char** argv) {
       const std::string coop = info.cooperative_matrix && !depthwise
                                    ? cell(gemm(ivk::GemmPath::cooperative_matrix), coop_peak)
                                    : fmt::format("{:>22}", "n/a");
-      const std::string fma = quick || depthwise ? fmt::format("{:>22}", depthwise ? "n/a" : "")
+      // The halo kernel where it takes the layer (strides 1, 2-9 taps, pack-4 input of a
+      // multiple of 8 channels a group), whatever the map's width.
+      const std::string halo =
+          info.cooperative_matrix && !depthwise && ivk::conv_halo_fits(p, per_in, in_pack)
+              ? cell(gemm(ivk::GemmPath::cooperative_matrix_halo), coop_peak)
+              : fmt::format("{:>22}", "n/a");
+      const std::string fma = quick || halo_sweep || depthwise ? fmt::format("{:>22}", depthwise ? "n/a" : "")
                                                  : cell(gemm(ivk::GemmPath::fma), fma_peak);
       const double direct =
           time_it(*ctx, cache, std::max(1, depthwise ? reps : reps / 4), [&](ivk::Recorder& r) {
             return ivk::record_convolution(r, in, out, w_direct, &bias, p);
           });
       if (print)
-        std::printf("%-36s %8.3f | %s | %s | %10.1f%s\n", l.name, flops * 1e-9, coop.c_str(),
-                    fma.c_str(), direct * 1e6,
+        std::printf("%-36s %8.3f | %s | %s | %s | %10.1f%s\n", l.name, flops * 1e-9,
+                    coop.c_str(), halo.c_str(), fma.c_str(), direct * 1e6,
                     depthwise ? fmt::format("  ({:.0f} GB/s in + out)",
                                             double(in.bytes() + out.bytes()) / direct * 1e-9)
                                     .c_str()
                               : "");
-      if (info.cooperative_matrix && !quick && !depthwise) {
+      if (info.cooperative_matrix && halo_sweep && ivk::conv_halo_fits(p, per_in, in_pack)) {
+        // Every halo tile with the automatic split, then the fastest over several splits.
+        const ivk::TcTile chosen =
+            ivk::conv_halo_tile(l.outc / l.group, oh, p, info.max_shared_memory);
+        auto ht = [&](ivk::TcTile t, int splits) {
+          const std::size_t pipelines = cache.size();
+          const double s = time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
+            return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p,
+                                         ivk::GemmPath::cooperative_matrix_halo, splits, t);
+          });
+          const ivk::Pipeline* made = cache.last_made("conv_halo_tc");
+          if (!print && splits == 0 && cache.size() > pipelines && made &&
+              !made->statistics().empty())
+            std::printf("pipeline %s, halo tile %dx%d: %s\n", l.name, t.sg_m, t.sg_n,
+                        made->statistics().c_str());
+          return s;
+        };
+        ivk::TcTile best_tile;
+        double best = std::numeric_limits<double>::infinity();
+        std::string row = fmt::format("  halo tiles (us, auto {}x{}):", chosen.sg_m, chosen.sg_n);
+        for (int sg_m : {1, 2})
+          for (int sg_n : {1, 2, 4}) {
+            const ivk::TcTile t{sg_m, sg_n, 16};
+            if (ivk::conv_halo_shared_bytes(t, p) > info.max_shared_memory) continue;
+            const double s = ht(t, 0);
+            if (s < best) best = s, best_tile = t;
+            row += fmt::format(" {}x{} {:.1f}", sg_m, sg_n, s * 1e6);
+          }
+        if (print) std::printf("%s\n", row.c_str());
+        row = fmt::format("  halo splits of {}x{} (us):", best_tile.sg_m, best_tile.sg_n);
+        for (int splits : {1, 2, 3, 4, 6, 8, 12, 16})
+          row += fmt::format(" {} {:.1f}", splits, ht(best_tile, splits) * 1e6);
+        if (print) std::printf("%s\n", row.c_str());
+      }
+      if (info.cooperative_matrix && !quick && !halo_sweep && !depthwise) {
         // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
         // then the fastest over several splits.
         const ivk::TcTile chosen =

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -151,7 +152,7 @@ inline infer::test::RefTensor run_on_device(const std::vector<infer::Mat>& hosts
 }
 
 /// A device as a kernel sees it, with the features a test names, that records nothing: counts
-/// dispatches and barriers.
+/// dispatches and barriers, and keeps each dispatch's shader name, workgroup size and count.
 struct FakeDevice {
   std::string_view name = "fake device";
   bool fp16_storage = true;
@@ -165,12 +166,24 @@ class FakeRecorder final : public infer::vk::Recorder {
   bool fp16_storage() const override { return d_.fp16_storage; }
   bool cooperative_matrix() const override { return d_.cooperative_matrix; }
   std::uint32_t max_shared_memory() const override { return d_.max_shared_memory; }
-  infer::Status dispatch(const infer::vk::ShaderCode&, std::array<std::uint32_t, 3>,
+  infer::Status dispatch(const infer::vk::ShaderCode& code, std::array<std::uint32_t, 3> local,
                          std::span<const infer::vk::SpecValue>,
                          std::span<const infer::vk::VkMat* const>, std::span<const std::byte>,
-                         std::array<std::uint32_t, 3>) override {
+                         std::array<std::uint32_t, 3> groups) override {
     ++dispatches;
+    recorded.push_back({std::string(code.name), local, groups});
     return {};
+  }
+  struct Dispatch {
+    std::string shader;
+    std::array<std::uint32_t, 3> local, groups;
+  };
+  std::vector<Dispatch> recorded;
+  /// What scratch() hands out (empty: none, an error as the base recorder's).
+  infer::vk::VkMat scratch_blob;
+  infer::Result<infer::vk::VkMat> scratch(std::size_t bytes) override {
+    if (scratch_blob.empty()) return infer::vk::Recorder::scratch(bytes);
+    return scratch_blob;
   }
   infer::Status copy(const infer::vk::VkMat&, std::size_t, const infer::vk::VkMat&, std::size_t,
                      std::size_t) override {

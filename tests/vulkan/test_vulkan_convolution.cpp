@@ -91,7 +91,20 @@ std::vector<float> stored(const std::vector<float>& v, ElemType type) {
 /// Runs one case on the device at (type, in_pack, out_pack); returns the output as f32.
 /// Which kernel runs a case: the direct one, or the GEMM on one of its paths.
 /// The GEMM kernels split K where the output has few tiles (gemm_*), or not at all (*_whole).
-enum class Kernel { direct, gemm_fma, gemm_coopmat, gemm_fma_whole, gemm_coopmat_whole };
+/// gemm_halo*: the tensor-core halo kernel (strides 1, pack-4 input of a multiple of 8 channels a
+/// group).
+enum class Kernel {
+  direct,
+  gemm_fma,
+  gemm_coopmat,
+  gemm_fma_whole,
+  gemm_coopmat_whole,
+  gemm_halo,
+  gemm_halo_whole
+};
+
+/// Whether `kernel` is one of the halo kernel's runs.
+bool is_halo(Kernel kernel) { return kernel == Kernel::gemm_halo || kernel == Kernel::gemm_halo_whole; }
 
 /// How a case runs: the kernel, its tensor-core tile (0 x 0: the automatic one), and a residual
 /// added before the activation (null: none) at pack res_pack.
@@ -177,8 +190,12 @@ RefTensor run_gpu(const Case& k, const RefTensor& in, const std::vector<float>& 
                 recorder, d_in, d_out, d_w, k.bias ? &d_b : nullptr, p,
                 kernel == Kernel::gemm_fma || kernel == Kernel::gemm_fma_whole
                     ? infer::vk::GemmPath::fma
-                    : infer::vk::GemmPath::cooperative_matrix,
-                kernel == Kernel::gemm_fma_whole || kernel == Kernel::gemm_coopmat_whole ? 1 : 0,
+                : is_halo(kernel) ? infer::vk::GemmPath::cooperative_matrix_halo
+                                  : infer::vk::GemmPath::cooperative_matrix,
+                kernel == Kernel::gemm_fma_whole || kernel == Kernel::gemm_coopmat_whole ||
+                        kernel == Kernel::gemm_halo_whole
+                    ? 1
+                    : 0,
                 run.tile);
   INFO((rec.ok() ? std::string() : rec.message()));
   REQUIRE(rec.ok());
@@ -234,6 +251,16 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
       {3, 64, 37, 29, conv(3, 3, 1, 2, 1, 1, Activation::relu)},
       {4, 12, 17, 15, conv(7, 7, 1, 2, 3, 1), false},
       {3, 8, 12, 11, conv(9, 9, 1, 1, 4, 1)},
+      // The tensor-core halo kernel's forms (strides 1, 2 to 9 taps, a multiple of 8 channels a
+      // group): 40 channels (the last chunk of 16 half used), 70 outputs (two tiles of 64, the
+      // second partial) over 37 x 19 (three tiles of 16 columns, the last partial, and two of 16
+      // rows); 72 channels split in two parts; a 2x2 window without padding; a 1x3 column; 16 a
+      // group in 2 groups dilated 2 with clipping.
+      {40, 70, 37, 19, conv(3, 3, 1, 1, 1, 1, Activation::relu)},
+      {72, 36, 20, 18, conv(3, 3, 1, 1, 1, 1, Activation::leaky_relu, 0.1f)},
+      {16, 24, 17, 9, conv(2, 2, 1, 1, 0, 1)},
+      {32, 16, 18, 14, conv(1, 3, 1, 1, 1, 1, Activation::relu)},
+      {32, 32, 21, 12, conv(3, 3, 2, 1, 2, 2, Activation::clip, -0.5f, 0.5f)},
   };
   infer::vk::PipelineCache cache(*g_ctx);
   unsigned seed = 1;
@@ -283,6 +310,19 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
                     if (multi_tile) runs.push_back({Kernel::gemm_coopmat, t, res, res_pack});
                     runs.push_back({Kernel::gemm_coopmat_whole, t, res, res_pack});
                   }
+          if (infer::vk::conv_halo_fits(p, per_in, 4)) {
+            runs.push_back({Kernel::gemm_halo, {}, res, res_pack});
+            runs.push_back({Kernel::gemm_halo_whole, {}, res, res_pack});
+            // Every halo tile on the case of several tiles, K split and whole.
+            if (k.c == 40)
+              for (int sg_m : {1, 2})
+                for (int sg_n : {1, 2, 4})
+                  if (const infer::vk::TcTile t{sg_m, sg_n, 16};
+                      infer::vk::conv_halo_shared_bytes(t, p) <= g_ctx->info().max_shared_memory) {
+                    runs.push_back({Kernel::gemm_halo, t, res, res_pack});
+                    runs.push_back({Kernel::gemm_halo_whole, t, res, res_pack});
+                  }
+          }
         }
       }
       // On a CPU implementation (lavapipe in CI, where each pipeline is an LLVM compile of about
@@ -297,7 +337,8 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
         for (int in_pack : {1, 4})
           for (int out_pack : {1, 4}) {
             if (k.c % in_pack || k.outc % out_pack) continue;
-            // A chosen tile: the widest packs only.
+            // The halo kernel takes pack-4 input; a chosen tile: the widest packs only.
+            if (is_halo(run.kernel) && in_pack != 4) continue;
             if (run.tile.sg_m != 0 &&
                 (in_pack != (k.c % 4 == 0 ? 4 : 1) || out_pack != (k.outc % 4 == 0 ? 4 : 1)))
               continue;
@@ -353,6 +394,8 @@ TEST_CASE("Vulkan GEMM convolution gathers its input through a fused gate",
       {{13, 24, 11, 5, conv(3, 2, 1, 1, -0.5f)}, Activation::sigmoid, false},  // odd channels
       {{24, 24, 11, 10, conv(3, 1, 1, 3, 0.f)}, Activation::relu, true},       // 8 a group
       {{96, 132, 9, 9, conv(1, 1, 0, 1, 0.f)}, Activation::none, true},        // split K
+      // The halo kernel's: a nonzero pad value (ungated) at the halo's edges, 16 a group.
+      {{32, 40, 19, 13, conv(3, 1, 1, 2, 0.5f)}, Activation::sigmoid, true},
   };
   infer::vk::PipelineCache cache(*g_ctx);
   const bool cpu_device = g_ctx->info().kind == "cpu";
@@ -391,11 +434,15 @@ TEST_CASE("Vulkan GEMM convolution gathers its input through a fused gate",
       std::vector<Kernel> kernels = {Kernel::gemm_fma, Kernel::gemm_fma_whole};
       if (type == ElemType::f16 && g_ctx->info().cooperative_matrix)
         kernels.insert(kernels.end(), {Kernel::gemm_coopmat, Kernel::gemm_coopmat_whole});
+      if (type == ElemType::f16 && g_ctx->info().cooperative_matrix &&
+          infer::vk::conv_halo_fits(p, k.c / p.group, 4))
+        kernels.insert(kernels.end(), {Kernel::gemm_halo, Kernel::gemm_halo_whole});
       int run_index = 0;
       for (Kernel kernel : kernels)
         for (int in_pack : {1, 4})
           for (int out_pack : {1, 4}) {
             if (k.c % in_pack || k.outc % out_pack) continue;
+            if (is_halo(kernel) && in_pack != 4) continue;
             // On a CPU implementation (each pipeline an LLVM compile) a quarter of the runs,
             // rotating from case to case so that every kernel and pack pair still runs.
             if (cpu_device && (run_index++ + index) % 4 != 0) continue;
@@ -564,4 +611,120 @@ TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused sayi
   REQUIRE_FALSE(big.ok());
   CHECK_THAT(big.message(), Catch::Contains("2 x 4 subgroups stepping by 64 needs 46336 bytes of "
                                             "shared memory, small-shared device has 16384"));
+}
+
+TEST_CASE("The halo kernel takes stride-1 windows of pack-4 input, or is refused saying so",
+          "[vulkan][convolution][errors]") {
+  // Recorded on a device the test describes (nothing runs): which kernel the automatic choice
+  // takes, the halo kernel's workgroups and split, its shared memory, its errors.
+  auto buf = infer::vk::Buffer::create(*g_ctx, 1 << 20, infer::vk::MemoryKind::device);
+  REQUIRE(buf.ok());
+  auto conv = [](int k, int stride, int pad, int dilation) {
+    ConvolutionParams p;
+    p.kernel_w = p.kernel_h = k;
+    p.stride_w = p.stride_h = stride;
+    p.pad_left = p.pad_top = pad;
+    p.dilation_w = p.dilation_h = dilation;
+    return p;
+  };
+  const ConvolutionParams p3 = conv(3, 1, 1, 1);
+  auto mats = [&](int w, int h, int c, int outc, int in_pack, int outw, int outh, int k) {
+    const int K = infer::vk::conv_gemm_k_pad(c * k * k);
+    return std::array{
+        infer::vk::VkMat(buf->get(), 0, Shape::of(w, h, c), ElemType::f16, in_pack),
+        infer::vk::VkMat(buf->get(), 1 << 18, Shape::of(outw, outh, outc), ElemType::f16, 4),
+        infer::vk::VkMat(buf->get(), 1 << 19, Shape::of(outc * K), ElemType::f16, 1)};
+  };
+  infer::vk::test::FakeRecorder rec({"tensor-core device", true, true, 49152});
+  rec.scratch_blob = infer::vk::VkMat(buf->get(), 0, Shape::of(1 << 16), ElemType::f32, 1);
+  // 256 -> 96 channels 3x3 over 20 x 18: tiles of 2 x 4 subgroups (64 channels x 16 rows of
+  // 16), 2 x 2 blocks x 2 channel tiles; 8 workgroups, so the 16 chunks of 16 channels are split
+  // in 8 parts (two chunks each, the most) and a second kernel sums them.
+  if (infer::vk::conv_halo_use() == infer::vk::HaloUse::preferred) {
+    const auto [in, out, w] = mats(20, 18, 256, 96, 4, 20, 18, 3);
+    REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p3).ok());
+    REQUIRE(rec.recorded.size() == 2);
+    CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_halo_tc.comp"));
+    CHECK(rec.recorded[0].local == std::array<std::uint32_t, 3>{256, 1, 1});
+    CHECK(rec.recorded[0].groups == std::array<std::uint32_t, 3>{4, 2, 8});
+    CHECK_THAT(rec.recorded[1].shader, Catch::Contains("conv_gemm_reduce.comp"));
+    // The im2col kernel when asked for; and automatically below 256 channels a group.
+    rec.recorded.clear();
+    REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p3,
+                                        infer::vk::GemmPath::cooperative_matrix)
+                .ok());
+    CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+    const auto [in64, out64, w64] = mats(20, 18, 64, 96, 4, 20, 18, 3);
+    rec.recorded.clear();
+    REQUIRE(infer::vk::record_conv_gemm(rec, in64, out64, w64, nullptr, p3).ok());
+    CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+  }
+  CHECK(infer::vk::conv_halo_preferred(256, 14));
+  CHECK_FALSE(infer::vk::conv_halo_preferred(128, 112));
+  CHECK_FALSE(infer::vk::conv_halo_preferred(512, 7));
+  {
+    // Narrower than the halo's 16 columns allow: the im2col kernel.
+    const auto [in, out, w] = mats(9, 9, 256, 96, 4, 9, 9, 3);
+    rec.recorded.clear();
+    REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p3).ok());
+    if (infer::vk::conv_halo_use() != infer::vk::HaloUse::all)
+      CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+    // Named, it takes them: one block of 16 x 16 pixels over the 9 x 9 map, two channel tiles.
+    rec.recorded.clear();
+    REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p3,
+                                        infer::vk::GemmPath::cooperative_matrix_halo, 1)
+                .ok());
+    CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_halo_tc.comp"));
+    CHECK(rec.recorded[0].groups == std::array<std::uint32_t, 3>{1, 2, 1});
+  }
+  // Forms it does not take: named, each is an error naming what is wrong; automatic, the
+  // im2col kernel.
+  {
+    const auto [in, out, w] = mats(20, 18, 64, 96, 4, 10, 9, 3);
+    const infer::Status st = infer::vk::record_conv_gemm(
+        rec, in, out, w, nullptr, conv(3, 2, 1, 1), infer::vk::GemmPath::cooperative_matrix_halo);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("halo kernel asked for") &&
+                                 Catch::Contains("got stride 2x2, 3x3 window, input pack 4"));
+    rec.recorded.clear();
+    REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, conv(3, 2, 1, 1)).ok());
+    CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+  }
+  for (const auto& [c, in_pack, want] : {std::tuple{64, 1, "input pack 1, 64 channels a group"},
+                                         std::tuple{12, 4, "input pack 4, 12 channels a group"}}) {
+    const auto [in, out, w] = mats(20, 18, c, 96, in_pack, 20, 18, 3);
+    const infer::Status st = infer::vk::record_conv_gemm(
+        rec, in, out, w, nullptr, p3, infer::vk::GemmPath::cooperative_matrix_halo);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains(want));
+  }
+  {
+    // A 1x1 window is not the halo kernel's (nothing to share between taps).
+    const auto [in, out, w] = mats(20, 18, 64, 96, 4, 20, 18, 1);
+    const infer::Status st = infer::vk::record_conv_gemm(
+        rec, in, out, w, nullptr, conv(1, 1, 0, 1), infer::vk::GemmPath::cooperative_matrix_halo);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.message(), Catch::Contains("1x1 window"));
+  }
+  // Shared memory: 2 x 4 subgroups take 43 KB on a 3x3 window, 47 KB dilated 2; dilated 3 the
+  // tile keeps 8 rows; on a 16 KB device no tile fits a 3x3 window (the automatic choice keeps
+  // the im2col kernel), and a named one is refused, saying so.
+  CHECK(infer::vk::conv_halo_shared_bytes({2, 4, 16}, p3) == 43456);
+  CHECK(infer::vk::conv_halo_shared_bytes({2, 4, 16}, conv(3, 1, 2, 2)) == 47104);
+  const infer::vk::TcTile t3 = infer::vk::conv_halo_tile(512, 28, conv(3, 1, 3, 3), 49152);
+  CHECK((t3.sg_m == 2 && t3.sg_n == 2));
+  CHECK(infer::vk::conv_halo_tile(32, 28, p3, 49152).sg_m == 1);
+  CHECK(infer::vk::conv_halo_tile(512, 6, p3, 49152).sg_n == 2);
+  CHECK(infer::vk::conv_halo_tile(512, 28, p3, 16384).sg_n == 0);
+  infer::vk::test::FakeRecorder small_rec({"small-shared device", true, true, 16384});
+  const auto [in, out, w] = mats(20, 18, 64, 96, 4, 20, 18, 3);
+  REQUIRE(infer::vk::record_conv_gemm(small_rec, in, out, w, nullptr, p3, infer::vk::GemmPath::best, 1)
+              .ok());
+  CHECK_THAT(small_rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+  const infer::Status big = infer::vk::record_conv_gemm(
+      small_rec, in, out, w, nullptr, p3, infer::vk::GemmPath::cooperative_matrix_halo, 1, {2, 4, 16});
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.message(), Catch::Contains("a halo tile of 2 x 4 subgroups for a 3x3 window "
+                                            "dilated 1x1 needs 43456 bytes of shared memory, "
+                                            "small-shared device has 16384"));
 }

@@ -1,7 +1,8 @@
 // The fast GPU convolution: an implicit GEMM, on the tensor cores through cooperative matrices
 // where the device has them and storage is f16 (shaders/conv_gemm_tc.comp, tiles of 32 x 64 per
-// subgroup), with fp32 FMAs otherwise (shaders/conv_gemm.comp, 64 x 64 tiles); bias, residual and
-// activation in the epilogue. Its weights are laid out at load (conv_gemm_weights). And the
+// subgroup gathered im2col-wise; stride-1 windows of up to 9 taps from a shared input tile with
+// its halo, shaders/conv_halo_tc.comp), with fp32 FMAs otherwise (shaders/conv_gemm.comp, 64 x 64
+// tiles); bias, residual and activation in the epilogue. Its weights are laid out at load (conv_gemm_weights). And the
 // matrix-vector product of InnerProduct over one sample (shaders/gemv.comp), weight-bandwidth
 // bound.
 #pragma once
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdlib>
 #include <infer/vulkan/convolution.hpp>
 #include <infer/vulkan/recorder.hpp>
 #include <infer_shaders/conv_gemm_f16.hpp>
@@ -16,17 +18,22 @@
 #include <infer_shaders/conv_gemm_reduce_f16.hpp>
 #include <infer_shaders/conv_gemm_reduce_f32.hpp>
 #include <infer_shaders/conv_gemm_tc_coopmat.hpp>
+#include <infer_shaders/conv_halo_tc_coopmat.hpp>
 #include <infer_shaders/gemv_f16.hpp>
 #include <infer_shaders/gemv_f32.hpp>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace infer::vk {
 
 /// Which arithmetic the GEMM convolution uses: the device's best (cooperative matrices for f16
-/// storage where the device has them, else FMA), or one named (a test or benchmark comparing them;
-/// naming cooperative matrices on a device without them is an error).
-enum class GemmPath { best, fma, cooperative_matrix };
+/// storage where the device has them, through the halo kernel where the layer fits it
+/// (conv_halo_fits), else FMA), or one named (a test or benchmark comparing them; naming
+/// cooperative matrices on a device without them, or the halo kernel for a layer it does not fit,
+/// is an error). cooperative_matrix is the im2col kernel (shaders/conv_gemm_tc.comp),
+/// cooperative_matrix_halo the halo kernel (shaders/conv_halo_tc.comp).
+enum class GemmPath { best, fma, cooperative_matrix, cooperative_matrix_halo };
 
 /// Whether a convolution with `in_per_group` input channels per group runs as a GEMM. With one
 /// channel per group (depthwise) the reduction is the window alone: the direct kernel.
@@ -102,6 +109,72 @@ constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int k_pad, int groups, 
   return t;
 }
 
+/// Whether the tensor-core halo kernel (shaders/conv_halo_tc.comp) takes a convolution of
+/// `in_per_group` input channels a group at input pack `in_pack`: strides 1, a window of 2 to 9
+/// taps (its weights for a chunk of 16 channels, every tap, share 48 KB with the input tile),
+/// pack-4 input of a multiple of 8 channels a group (a 16-byte unit is eight channels of a pixel,
+/// and a tap's eight channels one aligned unit of the weights).
+constexpr bool conv_halo_fits(const ConvolutionParams& cp, int in_per_group, int in_pack) {
+  const int taps = cp.kernel_w * cp.kernel_h;
+  return cp.stride_w == 1 && cp.stride_h == 1 && taps >= 2 && taps <= 9 && in_pack == 4 &&
+         in_per_group % 8 == 0 && in_per_group > 0;
+}
+
+/// Whether the automatic choice takes the halo kernel for a layer it fits: at least 256 input
+/// channels a group and an output at least 12 columns wide. Measured on an H100
+/// (bench_gpu_conv, 2026-12-06): the halo kernel ran VGG-16's 3x3 layers of 256 and 512 channels
+/// 1.3-1.5x faster than the im2col kernel (256 at 56x56 37 against 54 us, 512 at 28x28 39
+/// against 52, 512 at 14x14 14 against 22), but those of 64 and 128 channels at 224x224 and
+/// 112x112 slower (60 against 53, 47 against 41: a group's few chunks of 16 channels leave each
+/// workgroup a short loop of steps), and ResNet-50's small 3x3 layers within 8% either way. Its
+/// tiles are 16 columns wide, so a map of 7 columns would leave more than half of each product
+/// unused.
+constexpr bool conv_halo_preferred(int in_per_group, int outw) {
+  return in_per_group >= 256 && outw >= 12;
+}
+
+/// The shared memory of a halo tile (sg_m x sg_n subgroups; bk unused) for window `cp`, in bytes,
+/// as shaders/conv_halo_tc.comp declares it: the weights of a chunk for every tap and the input
+/// tile with its halo (rows of two 16-byte units plus one of padding), whose memory the epilogue's
+/// scratch reuses, and the tile's bias in f32.
+constexpr std::size_t conv_halo_shared_bytes(TcTile t, const ConvolutionParams& cp) {
+  const std::size_t taps = std::size_t(cp.kernel_w * cp.kernel_h);
+  const std::size_t rows = std::size_t(4 * t.sg_n + (cp.kernel_h - 1) * cp.dilation_h);
+  const std::size_t cols = std::size_t(16 + (cp.kernel_w - 1) * cp.dilation_w);
+  const std::size_t tiles = (taps * std::size_t(32 * t.sg_m) + rows * cols) * 3;
+  const std::size_t scratch = std::size_t(t.sg_m * t.sg_n) * 64 * 5;
+  return (tiles > scratch ? tiles : scratch) * 16 + std::size_t(32 * t.sg_m) * 4;
+}
+
+/// The halo kernel's tile for M output channels a group over an output of `outh` rows: 2 x 4
+/// subgroups (64 channels x 16 rows of 16 pixels), 1 x ... where M is at most 32, fewer rows where
+/// the map has fewer, smaller tiles where the shared memory is short (sg_n 0: none fits).
+constexpr TcTile conv_halo_tile(int M, int outh, const ConvolutionParams& cp,
+                                std::uint32_t shared) {
+  TcTile t{M > 32 ? 2 : 1, outh > 8 ? 4 : outh > 4 ? 2 : 1, 0};
+  while (conv_halo_shared_bytes(t, cp) > shared && (t.sg_n > 1 || t.sg_m > 1)) {
+    if (t.sg_n > 1)
+      t.sg_n /= 2;
+    else
+      t.sg_m /= 2;
+  }
+  if (conv_halo_shared_bytes(t, cp) > shared) t.sg_n = 0;
+  return t;
+}
+
+/// Where the automatic choice takes the halo kernel, from INFER_VULKAN_HALO in the environment
+/// (to compare the kernels on whole networks): "0" nowhere (every convolution on the im2col
+/// kernel), "all" wherever it fits, anything else or unset where conv_halo_preferred says.
+enum class HaloUse { never, preferred, all };
+inline HaloUse conv_halo_use() {
+  static const HaloUse use = [] {
+    const char* env = std::getenv("INFER_VULKAN_HALO");
+    const std::string_view v = env ? env : "";
+    return v == "0" ? HaloUse::never : v == "all" ? HaloUse::all : HaloUse::preferred;
+  }();
+  return use;
+}
+
 /// How many parts K is split into when a convolution's output has `tiles` workgroup tiles (all
 /// groups) and K_pad = `k_pad`, on a device of `units` compute units (0: unknown, taken as 64).
 /// Tensor-core tiles (`coop`): enough workgroups for about one and a half on each unit, each part
@@ -153,6 +226,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
     case GemmPath::fma:
       break;
     case GemmPath::cooperative_matrix:
+    case GemmPath::cooperative_matrix_halo:
       if (!f16 || !rec.cooperative_matrix())
         return make_error(
             "Vulkan GEMM convolution: cooperative matrices asked for, {} (storage "
@@ -162,9 +236,37 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
       coop = true;
       break;
   }
-  const int M = out.c / cp.group;
+  const int M = out.c / cp.group, cin = in.c / cp.group;
   const std::size_t pixels = std::size_t(out.w) * std::size_t(out.h);
-  if (coop) {
+  const bool halo_fits = conv_halo_fits(cp, cin, bottom.elempack());
+  if (path == GemmPath::cooperative_matrix_halo && !halo_fits)
+    return make_error(
+        "Vulkan GEMM convolution: the halo kernel asked for, which takes strides 1, 2 to 9 taps "
+        "and pack-4 input of a multiple of 8 channels a group (got stride {}x{}, {}x{} window, "
+        "input pack {}, {} channels a group)",
+        cp.stride_w, cp.stride_h, cp.kernel_w, cp.kernel_h, bottom.elempack(), cin);
+  bool halo = path == GemmPath::cooperative_matrix_halo;
+  if (path == GemmPath::best && coop && halo_fits &&
+      conv_halo_tile(M, out.h, cp, rec.max_shared_memory()).sg_n > 0) {
+    const HaloUse use = conv_halo_use();
+    halo = use == HaloUse::all || (use == HaloUse::preferred && conv_halo_preferred(cin, out.w));
+  }
+  if (halo) {
+    const TcTile chosen = conv_halo_tile(M, out.h, cp, rec.max_shared_memory());
+    if (tile.sg_m == 0 || tile.sg_n == 0) tile = chosen;
+    tile.bk = 16;
+    if ((tile.sg_m != 1 && tile.sg_m != 2) ||
+        (tile.sg_n != 1 && tile.sg_n != 2 && tile.sg_n != 4))
+      return make_error(
+          "Vulkan GEMM convolution: a halo tile of {} x {} subgroups (1 or 2 by 1, 2 or 4)",
+          tile.sg_m, tile.sg_n);
+    if (conv_halo_shared_bytes(tile, cp) > rec.max_shared_memory())
+      return make_error(
+          "Vulkan GEMM convolution: a halo tile of {} x {} subgroups for a {}x{} window "
+          "dilated {}x{} needs {} bytes of shared memory, {} has {}",
+          tile.sg_m, tile.sg_n, cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h,
+          conv_halo_shared_bytes(tile, cp), rec.device_name(), rec.max_shared_memory());
+  } else if (coop) {
     const TcTile chosen =
         conv_gemm_tc_tile(M, pixels, K_pad, cp.group, rec.compute_units(), rec.max_shared_memory());
     if (tile.sg_m == 0 || tile.sg_n == 0) tile.sg_m = chosen.sg_m, tile.sg_n = chosen.sg_n;
@@ -186,17 +288,31 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   const std::size_t tile_m = coop ? std::size_t(32 * tile.sg_m) : 64;
   const std::size_t tile_n = coop ? std::size_t(64 * tile.sg_n) : 64;
   const std::size_t m_tiles = (std::size_t(M) + tile_m - 1) / tile_m;
-  const std::size_t n_tiles = (pixels + tile_n - 1) / tile_n;
+  // The halo kernel's tiles are blocks of 16 columns x 4 sg_n rows, numbered along the rows.
+  const std::size_t n_tiles =
+      halo ? std::size_t((out.w + 15) / 16) * std::size_t((out.h + 4 * tile.sg_n - 1) / (4 * tile.sg_n))
+           : (pixels + tile_n - 1) / tile_n;
   if (n_tiles > 65535 || m_tiles > 65535 || cp.group > 65535)
     return make_error(
         "Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
         "exceed the dispatch limits (65535 tiles of {} x {} a dimension)",
         pixels, M, cp.group, tile_m, tile_n);
   const std::size_t tiles = n_tiles * m_tiles * std::size_t(cp.group);
-  if (splits <= 0) splits = conv_gemm_splits(tiles, K_pad, rec.compute_units(), coop);
-  const int step = coop ? tile.bk : 32;  // the kernel's K step: each part a whole number of them
-  const int k_split = ((K_pad + step - 1) / step + splits - 1) / splits * step;
-  splits = (K_pad + k_split - 1) / k_split;
+  // The halo kernel splits the channels (chunks of 16, each part at least two), the im2col
+  // kernels K (each part a whole number of their steps).
+  const int chunks = (cin + 15) / 16;
+  if (splits <= 0)
+    splits = halo ? conv_gemm_splits(tiles, chunks * 32, rec.compute_units(), true)
+                  : conv_gemm_splits(tiles, K_pad, rec.compute_units(), coop);
+  int k_split = 0;
+  if (halo) {
+    k_split = (chunks + splits - 1) / splits * 16;
+    splits = (cin + k_split - 1) / k_split;
+  } else {
+    const int step = coop ? tile.bk : 32;
+    k_split = ((K_pad + step - 1) / step + splits - 1) / splits * step;
+    splits = (K_pad + k_split - 1) / k_split;
+  }
   if (std::size_t(splits) * std::size_t(cp.group) > 65535)
     return make_error("Vulkan GEMM convolution: {} splits of {} groups exceed the dispatch limit",
                       splits, cp.group);
@@ -210,12 +326,14 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
     partial = *s;
     INFER_TRY(rec.barrier());  // earlier users of the scratch memory are done with it
   }
-  const ShaderCode code{coop  ? "conv_gemm_tc.comp (cooperative matrix)"
-                        : f16 ? "conv_gemm.comp (f16)"
-                              : "conv_gemm.comp (f32)",
-                        coop  ? std::span<const std::uint32_t>(shaders::conv_gemm_tc_coopmat)
-                        : f16 ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
-                              : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
+  const ShaderCode code{halo  ? "conv_halo_tc.comp (cooperative matrix)"
+                        : coop ? "conv_gemm_tc.comp (cooperative matrix)"
+                        : f16  ? "conv_gemm.comp (f16)"
+                               : "conv_gemm.comp (f32)",
+                        halo   ? std::span<const std::uint32_t>(shaders::conv_halo_tc_coopmat)
+                        : coop ? std::span<const std::uint32_t>(shaders::conv_gemm_tc_coopmat)
+                        : f16  ? std::span<const std::uint32_t>(shaders::conv_gemm_f16)
+                               : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
                         7, 14 * 4};
   const auto [res_pack, res_cstep] = detail::residual_layout(cp);
   std::array<SpecValue, 24> spec{};
