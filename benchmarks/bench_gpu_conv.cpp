@@ -253,15 +253,16 @@ int main(int argc, char** argv) {
           info.cooperative_matrix && !depthwise && ivk::conv_halo_fits(p, per_in, in_pack)
               ? cell(gemm(ivk::GemmPath::cooperative_matrix_halo), coop_peak)
               : fmt::format("{:>22}", "n/a");
-      const std::string fma = quick || halo_sweep || depthwise ? fmt::format("{:>22}", depthwise ? "n/a" : "")
-                                                 : cell(gemm(ivk::GemmPath::fma), fma_peak);
+      const std::string fma = quick || halo_sweep || depthwise
+                                  ? fmt::format("{:>22}", depthwise ? "n/a" : "")
+                                  : cell(gemm(ivk::GemmPath::fma), fma_peak);
       const double direct =
           time_it(*ctx, cache, std::max(1, depthwise ? reps : reps / 4), [&](ivk::Recorder& r) {
             return ivk::record_convolution(r, in, out, w_direct, &bias, p);
           });
       if (print)
-        std::printf("%-36s %8.3f | %s | %s | %s | %10.1f%s\n", l.name, flops * 1e-9,
-                    coop.c_str(), halo.c_str(), fma.c_str(), direct * 1e6,
+        std::printf("%-36s %8.3f | %s | %s | %s | %10.1f%s\n", l.name, flops * 1e-9, coop.c_str(),
+                    halo.c_str(), fma.c_str(), direct * 1e6,
                     depthwise ? fmt::format("  ({:.0f} GB/s in + out)",
                                             double(in.bytes() + out.bytes()) / direct * 1e-9)
                                     .c_str()

@@ -104,7 +104,9 @@ enum class Kernel {
 };
 
 /// Whether `kernel` is one of the halo kernel's runs.
-bool is_halo(Kernel kernel) { return kernel == Kernel::gemm_halo || kernel == Kernel::gemm_halo_whole; }
+bool is_halo(Kernel kernel) {
+  return kernel == Kernel::gemm_halo || kernel == Kernel::gemm_halo_whole;
+}
 
 /// How a case runs: the kernel, its tensor-core tile (0 x 0: the automatic one), and a residual
 /// added before the activation (null: none) at pack res_pack.
@@ -617,7 +619,7 @@ TEST_CASE("The halo kernel takes stride-1 windows of pack-4 input, or is refused
           "[vulkan][convolution][errors]") {
   // Recorded on a device the test describes (nothing runs): which kernel the automatic choice
   // takes, the halo kernel's workgroups and split, its shared memory, its errors.
-  auto buf = infer::vk::Buffer::create(*g_ctx, 1 << 20, infer::vk::MemoryKind::device);
+  auto buf = infer::vk::Buffer::create(*g_ctx, 4 << 20, infer::vk::MemoryKind::device);
   REQUIRE(buf.ok());
   auto conv = [](int k, int stride, int pad, int dilation) {
     ConvolutionParams p;
@@ -632,36 +634,40 @@ TEST_CASE("The halo kernel takes stride-1 windows of pack-4 input, or is refused
     const int K = infer::vk::conv_gemm_k_pad(c * k * k);
     return std::array{
         infer::vk::VkMat(buf->get(), 0, Shape::of(w, h, c), ElemType::f16, in_pack),
-        infer::vk::VkMat(buf->get(), 1 << 18, Shape::of(outw, outh, outc), ElemType::f16, 4),
-        infer::vk::VkMat(buf->get(), 1 << 19, Shape::of(outc * K), ElemType::f16, 1)};
+        infer::vk::VkMat(buf->get(), 1 << 20, Shape::of(outw, outh, outc), ElemType::f16, 4),
+        infer::vk::VkMat(buf->get(), 2 << 20, Shape::of(outc * K), ElemType::f16, 1)};
   };
   infer::vk::test::FakeRecorder rec({"tensor-core device", true, true, 49152});
   rec.scratch_blob = infer::vk::VkMat(buf->get(), 0, Shape::of(1 << 16), ElemType::f32, 1);
-  // 256 -> 96 channels 3x3 over 20 x 18: tiles of 2 x 4 subgroups (64 channels x 16 rows of
-  // 16), 2 x 2 blocks x 2 channel tiles; 8 workgroups, so the 16 chunks of 16 channels are split
-  // in 8 parts (two chunks each, the most) and a second kernel sums them.
+  // 256 channels 3x3 over 28 x 28: tiles of 2 x 4 subgroups (64 channels x 16 rows of 16),
+  // 2 x 2 blocks x 4 channel tiles; 16 workgroups, so the 16 chunks of 16 channels are split in
+  // 6 parts (three chunks each, the last part one) and a second kernel sums them.
   if (infer::vk::conv_halo_use() == infer::vk::HaloUse::preferred) {
-    const auto [in, out, w] = mats(20, 18, 256, 96, 4, 20, 18, 3);
+    const auto [in, out, w] = mats(28, 28, 256, 256, 4, 28, 28, 3);
     REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p3).ok());
     REQUIRE(rec.recorded.size() == 2);
     CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_halo_tc.comp"));
     CHECK(rec.recorded[0].local == std::array<std::uint32_t, 3>{256, 1, 1});
-    CHECK(rec.recorded[0].groups == std::array<std::uint32_t, 3>{4, 2, 8});
+    CHECK(rec.recorded[0].groups == std::array<std::uint32_t, 3>{4, 4, 6});
     CHECK_THAT(rec.recorded[1].shader, Catch::Contains("conv_gemm_reduce.comp"));
-    // The im2col kernel when asked for; and automatically below 256 channels a group.
+    // The im2col kernel when asked for; and automatically below 256 channels a group, and for
+    // a product under 2^28 multiply-adds (256 -> 96 over 20 x 18).
     rec.recorded.clear();
     REQUIRE(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p3,
                                         infer::vk::GemmPath::cooperative_matrix)
                 .ok());
     CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
-    const auto [in64, out64, w64] = mats(20, 18, 64, 96, 4, 20, 18, 3);
-    rec.recorded.clear();
-    REQUIRE(infer::vk::record_conv_gemm(rec, in64, out64, w64, nullptr, p3).ok());
-    CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+    for (const auto& [c, outc, side] : {std::tuple{128, 256, 28}, std::tuple{256, 96, 20}}) {
+      const auto [in2, out2, w2] = mats(side, side, c, outc, 4, side, side, 3);
+      rec.recorded.clear();
+      REQUIRE(infer::vk::record_conv_gemm(rec, in2, out2, w2, nullptr, p3).ok());
+      CHECK_THAT(rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
+    }
   }
-  CHECK(infer::vk::conv_halo_preferred(256, 14));
-  CHECK_FALSE(infer::vk::conv_halo_preferred(128, 112));
-  CHECK_FALSE(infer::vk::conv_halo_preferred(512, 7));
+  CHECK(infer::vk::conv_halo_preferred(512, 14, 512.0 * 196 * 4608));
+  CHECK_FALSE(infer::vk::conv_halo_preferred(256, 14, 256.0 * 196 * 2304));
+  CHECK_FALSE(infer::vk::conv_halo_preferred(128, 112, 128.0 * 112 * 112 * 1152));
+  CHECK_FALSE(infer::vk::conv_halo_preferred(512, 7, 1e12));
   {
     // Narrower than the halo's 16 columns allow: the im2col kernel.
     const auto [in, out, w] = mats(9, 9, 256, 96, 4, 9, 9, 3);
@@ -718,11 +724,13 @@ TEST_CASE("The halo kernel takes stride-1 windows of pack-4 input, or is refused
   CHECK(infer::vk::conv_halo_tile(512, 28, p3, 16384).sg_n == 0);
   infer::vk::test::FakeRecorder small_rec({"small-shared device", true, true, 16384});
   const auto [in, out, w] = mats(20, 18, 64, 96, 4, 20, 18, 3);
-  REQUIRE(infer::vk::record_conv_gemm(small_rec, in, out, w, nullptr, p3, infer::vk::GemmPath::best, 1)
-              .ok());
+  REQUIRE(
+      infer::vk::record_conv_gemm(small_rec, in, out, w, nullptr, p3, infer::vk::GemmPath::best, 1)
+          .ok());
   CHECK_THAT(small_rec.recorded[0].shader, Catch::Contains("conv_gemm_tc.comp"));
-  const infer::Status big = infer::vk::record_conv_gemm(
-      small_rec, in, out, w, nullptr, p3, infer::vk::GemmPath::cooperative_matrix_halo, 1, {2, 4, 16});
+  const infer::Status big =
+      infer::vk::record_conv_gemm(small_rec, in, out, w, nullptr, p3,
+                                  infer::vk::GemmPath::cooperative_matrix_halo, 1, {2, 4, 16});
   REQUIRE_FALSE(big.ok());
   CHECK_THAT(big.message(), Catch::Contains("a halo tile of 2 x 4 subgroups for a 3x3 window "
                                             "dilated 1x1 needs 43456 bytes of shared memory, "

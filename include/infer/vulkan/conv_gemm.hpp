@@ -2,9 +2,9 @@
 // where the device has them and storage is f16 (shaders/conv_gemm_tc.comp, tiles of 32 x 64 per
 // subgroup gathered im2col-wise; stride-1 windows of up to 9 taps from a shared input tile with
 // its halo, shaders/conv_halo_tc.comp), with fp32 FMAs otherwise (shaders/conv_gemm.comp, 64 x 64
-// tiles); bias, residual and activation in the epilogue. Its weights are laid out at load (conv_gemm_weights). And the
-// matrix-vector product of InnerProduct over one sample (shaders/gemv.comp), weight-bandwidth
-// bound.
+// tiles); bias, residual and activation in the epilogue. Its weights are laid out at load
+// (conv_gemm_weights). And the matrix-vector product of InnerProduct over one sample
+// (shaders/gemv.comp), weight-bandwidth bound.
 #pragma once
 
 #include <algorithm>
@@ -121,16 +121,19 @@ constexpr bool conv_halo_fits(const ConvolutionParams& cp, int in_per_group, int
 }
 
 /// Whether the automatic choice takes the halo kernel for a layer it fits: at least 256 input
-/// channels a group and an output at least 12 columns wide. Measured on an H100
-/// (bench_gpu_conv, 2026-12-06): the halo kernel ran VGG-16's 3x3 layers of 256 and 512 channels
-/// 1.3-1.5x faster than the im2col kernel (256 at 56x56 37 against 54 us, 512 at 28x28 39
-/// against 52, 512 at 14x14 14 against 22), but those of 64 and 128 channels at 224x224 and
-/// 112x112 slower (60 against 53, 47 against 41: a group's few chunks of 16 channels leave each
-/// workgroup a short loop of steps), and ResNet-50's small 3x3 layers within 8% either way. Its
-/// tiles are 16 columns wide, so a map of 7 columns would leave more than half of each product
-/// unused.
-constexpr bool conv_halo_preferred(int in_per_group, int outw) {
-  return in_per_group >= 256 && outw >= 12;
+/// channels a group, an output at least 12 columns wide, and a product of at least 2^28
+/// multiply-adds a group (M x N x K). Measured on an H100 (bench_gpu_conv and whole networks,
+/// 2026-12-06): the halo kernel ran VGG-16's 3x3 layers of 256 and 512 channels 1.3-1.5x faster
+/// than the im2col kernel (256 at 56x56 37 against 54 us, 512 at 28x28 39 against 52, 512 at
+/// 14x14 14 against 22), those of 64 and 128 channels at 224x224 and 112x112 slower (60 against
+/// 53, 47 against 41: a group's few chunks of 16 channels leave each workgroup a short loop of
+/// steps), and ResNet-50's 3x3 layers, products of 1.2e8 multiply-adds that take 12-13 us on
+/// either kernel (their fixed path, not their products), within 8% either way, the im2col kernel
+/// ahead on the whole network (ResNet-50 0.825 against 0.837 ms, ResNet-18 0.393 against 0.401).
+/// Its tiles are 16 columns wide, so a map of 7 columns would leave more than half of each
+/// product unused.
+constexpr bool conv_halo_preferred(int in_per_group, int outw, double mults) {
+  return in_per_group >= 256 && outw >= 12 && mults >= double(1 << 28);
 }
 
 /// The shared memory of a halo tile (sg_m x sg_n subgroups; bk unused) for window `cp`, in bytes,
@@ -249,14 +252,15 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   if (path == GemmPath::best && coop && halo_fits &&
       conv_halo_tile(M, out.h, cp, rec.max_shared_memory()).sg_n > 0) {
     const HaloUse use = conv_halo_use();
-    halo = use == HaloUse::all || (use == HaloUse::preferred && conv_halo_preferred(cin, out.w));
+    const double mults = double(M) * double(pixels) * double(K);
+    halo = use == HaloUse::all ||
+           (use == HaloUse::preferred && conv_halo_preferred(cin, out.w, mults));
   }
   if (halo) {
     const TcTile chosen = conv_halo_tile(M, out.h, cp, rec.max_shared_memory());
     if (tile.sg_m == 0 || tile.sg_n == 0) tile = chosen;
     tile.bk = 16;
-    if ((tile.sg_m != 1 && tile.sg_m != 2) ||
-        (tile.sg_n != 1 && tile.sg_n != 2 && tile.sg_n != 4))
+    if ((tile.sg_m != 1 && tile.sg_m != 2) || (tile.sg_n != 1 && tile.sg_n != 2 && tile.sg_n != 4))
       return make_error(
           "Vulkan GEMM convolution: a halo tile of {} x {} subgroups (1 or 2 by 1, 2 or 4)",
           tile.sg_m, tile.sg_n);
@@ -289,9 +293,9 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   const std::size_t tile_n = coop ? std::size_t(64 * tile.sg_n) : 64;
   const std::size_t m_tiles = (std::size_t(M) + tile_m - 1) / tile_m;
   // The halo kernel's tiles are blocks of 16 columns x 4 sg_n rows, numbered along the rows.
-  const std::size_t n_tiles =
-      halo ? std::size_t((out.w + 15) / 16) * std::size_t((out.h + 4 * tile.sg_n - 1) / (4 * tile.sg_n))
-           : (pixels + tile_n - 1) / tile_n;
+  const std::size_t n_tiles = halo ? std::size_t((out.w + 15) / 16) *
+                                         std::size_t((out.h + 4 * tile.sg_n - 1) / (4 * tile.sg_n))
+                                   : (pixels + tile_n - 1) / tile_n;
   if (n_tiles > 65535 || m_tiles > 65535 || cp.group > 65535)
     return make_error(
         "Vulkan GEMM convolution: {} pixels, {} channels per group and {} groups "
@@ -326,7 +330,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
     partial = *s;
     INFER_TRY(rec.barrier());  // earlier users of the scratch memory are done with it
   }
-  const ShaderCode code{halo  ? "conv_halo_tc.comp (cooperative matrix)"
+  const ShaderCode code{halo   ? "conv_halo_tc.comp (cooperative matrix)"
                         : coop ? "conv_gemm_tc.comp (cooperative matrix)"
                         : f16  ? "conv_gemm.comp (f16)"
                                : "conv_gemm.comp (f32)",
