@@ -267,22 +267,35 @@ int main(int argc, char** argv) {
                                             double(in.bytes() + out.bytes()) / direct * 1e-9)
                                     .c_str()
                               : "");
+      // One tensor-core kernel (im2col or halo) at tile t and `splits` parts of K (0: the
+      // automatic split), timed; the compiler's statistics of each pipeline (registers decide how
+      // many workgroups share a unit) printed where the driver gives them, once per pipeline
+      // (layers of one form share theirs: shapes are push constants).
+      auto tiled = [&](ivk::GemmPath path, ivk::TcTile t, int splits) {
+        const bool halo_path = path == ivk::GemmPath::cooperative_matrix_halo;
+        if (!print) {  // where a pipeline fails, the last line names it
+          std::fprintf(stderr, "building: %s, %s tile %dx%d step %d, %d splits\n", l.name,
+                       halo_path ? "halo" : "im2col", t.sg_m, t.sg_n, t.bk, splits);
+          std::fflush(stderr);
+        }
+        const std::size_t pipelines = cache.size();
+        const double s = time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
+          return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p, path, splits, t);
+        });
+        const ivk::Pipeline* made = cache.last_made(halo_path ? "conv_halo_tc" : "conv_gemm_tc");
+        if (!print && splits == 0 && cache.size() > pipelines && made &&
+            !made->statistics().empty())
+          std::printf("pipeline %s, %s tile %dx%d step %d: %s\n", l.name,
+                      halo_path ? "halo" : "im2col", t.sg_m, t.sg_n, t.bk,
+                      made->statistics().c_str());
+        return s;
+      };
       if (info.cooperative_matrix && halo_sweep && ivk::conv_halo_fits(p, per_in, in_pack)) {
         // Every halo tile with the automatic split, then the fastest over several splits.
         const ivk::TcTile chosen =
             ivk::conv_halo_tile(l.outc / l.group, oh, p, info.max_shared_memory);
         auto ht = [&](ivk::TcTile t, int splits) {
-          const std::size_t pipelines = cache.size();
-          const double s = time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
-            return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p,
-                                         ivk::GemmPath::cooperative_matrix_halo, splits, t);
-          });
-          const ivk::Pipeline* made = cache.last_made("conv_halo_tc");
-          if (!print && splits == 0 && cache.size() > pipelines && made &&
-              !made->statistics().empty())
-            std::printf("pipeline %s, halo tile %dx%d: %s\n", l.name, t.sg_m, t.sg_n,
-                        made->statistics().c_str());
-          return s;
+          return tiled(ivk::GemmPath::cooperative_matrix_halo, t, splits);
         };
         ivk::TcTile best_tile;
         double best = std::numeric_limits<double>::infinity();
@@ -308,25 +321,7 @@ int main(int argc, char** argv) {
             ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh, ivk::conv_gemm_k_pad(K),
                                    l.group, info.compute_units, info.max_shared_memory);
         auto tc = [&](ivk::TcTile t, int splits) {
-          if (!print) {  // where a pipeline fails, the last line names it
-            std::fprintf(stderr, "building: %s, tile %dx%d step %d, %d splits\n", l.name, t.sg_m,
-                         t.sg_n, t.bk, splits);
-            std::fflush(stderr);
-          }
-          const std::size_t pipelines = cache.size();
-          const double s = time_it(*ctx, cache, reps, [&](ivk::Recorder& r) {
-            return ivk::record_conv_gemm(r, in, out, w_gemm, &bias, p,
-                                         ivk::GemmPath::cooperative_matrix, splits, t);
-          });
-          // The compiler's statistics of each tile's pipeline (registers decide how many
-          // workgroups share a unit), where the driver gives them; once per pipeline (layers
-          // of one form share theirs: shapes are push constants).
-          const ivk::Pipeline* made = cache.last_made("conv_gemm_tc");
-          if (!print && splits == 0 && cache.size() > pipelines && made &&
-              !made->statistics().empty())
-            std::printf("pipeline %s, tile %dx%d step %d: %s\n", l.name, t.sg_m, t.sg_n, t.bk,
-                        made->statistics().c_str());
-          return s;
+          return tiled(ivk::GemmPath::cooperative_matrix, t, splits);
         };
         ivk::TcTile best_tile;
         double best = std::numeric_limits<double>::infinity();
