@@ -116,8 +116,9 @@ Shape c_shape(int ctype, int m, int n, bool one_d_n) {
 }  // namespace
 
 TEST_CASE("Gemm: constant B and C (the transformer's form) against the reference", "[gemm]") {
-  const std::array<std::array<int, 3>, 4> sizes{
-      {{37, 45, 70}, {1, 1, 1}, {13, 33, 300}, {145, 100, 257}}};
+  // The last K spans two of the kernel's k blocks (kernels::matmul::kKC).
+  const std::array<std::array<int, 3>, 5> sizes{
+      {{37, 45, 70}, {1, 1, 1}, {13, 33, 300}, {145, 100, 257}, {14, 35, 2100}}};
   for (auto [m, n, k] : sizes) {
     CAPTURE(m, n, k);
     Gemm l;

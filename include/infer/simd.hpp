@@ -83,6 +83,9 @@ inline constexpr bool has_width = W == 1 || requires {
 /// Lanes of the widest native float batch: 16 with AVX-512F, 8 with AVX, 4 with SSE2, else 1.
 inline constexpr int max_width = has_width<16> ? 16 : has_width<8> ? 8 : has_width<4> ? 4 : 1;
 
+/// Vector registers the kernels' tiles may plan for: 32 with AVX-512, 16 below (AVX2, SSE2).
+inline constexpr int vector_registers = max_width >= 16 ? 32 : 16;
+
 /// A batch of W floats on the best architecture of that register width.
 /// @tparam W lanes, 4, 8 or 16, where has_width<W>; W = 1 is plain float rather than a batch.
 template <int W>

@@ -269,8 +269,7 @@ void grouped_1x1_run(const T* src, std::size_t in_plane, int in_packs, T* dst,
 /// (3 x 8 accumulators, the weights and a broadcast), else one.
 template <int Pack>
 constexpr int grouped_1x1_packs() {
-  constexpr int registers = simd::max_width >= 16 ? 32 : 16;
-  return 3 * kGroupedTile * Lanes<Pack>::blocks + 4 <= registers ? 3 : 1;
+  return 3 * kGroupedTile * Lanes<Pack>::blocks + 4 <= simd::vector_registers ? 3 : 1;
 }
 
 }  // namespace detail

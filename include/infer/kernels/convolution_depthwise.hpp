@@ -40,8 +40,7 @@ namespace detail {
 /// K * K weights, an input and the bias are held (never below 4: AVX2 5x5 reads weights from L1).
 template <int K, int S>
 constexpr int depthwise_tile() {
-  constexpr int regs = simd::max_width >= 16 ? 32 : 16;
-  constexpr int free = regs - K * K - 2;
+  constexpr int free = simd::vector_registers - K * K - 2;
   return free > 8 ? 8 : free < 4 ? 4 : free;
 }
 

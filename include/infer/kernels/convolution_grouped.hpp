@@ -47,13 +47,10 @@ struct GroupedPlanarPlan {
 
 namespace detail {
 
-/// Vector registers of the target (AVX-512: 32).
-inline constexpr int kPlanarRegisters = simd::max_width >= 16 ? 32 : 16;
-
 /// Pixel vectors of a register tile of M output channels: its M x NV accumulators, the NV pixel
 /// vectors of one k and a broadcast weight fit the registers (at most 8).
 template <int M>
-inline constexpr int planar_vectors = std::min(8, (kPlanarRegisters - 1) / (M + 1));
+inline constexpr int planar_vectors = std::min(8, (simd::vector_registers - 1) / (M + 1));
 
 /// c[m][0, NV * V) = sum over k < K of w[m * K + k] * b[koff[k] + (0, NV * V)] for the M rows of
 /// c (`ldc` floats apart): row k of the values starts koff[k] elements from b.

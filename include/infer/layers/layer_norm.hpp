@@ -111,18 +111,32 @@ struct LayerNorm {
     return {};
   }
 
-  /// Normalizes `len` packed elements at x into y, each of the Pack lanes on its own.
+  /// Normalizes `len` packed elements at x into y, each of the Pack lanes on its own. The sums
+  /// run over R = 16 / Pack consecutive elements side by side (16 partial sums a lane group), so
+  /// that the compiler keeps them in one vector instead of one serial chain of additions per lane
+  /// (a pack-1 run of 768 took 4 cycles an element).
   template <StorageElement T, int Pack>
   void normalize(const T* x, T* y, std::size_t len) const {
-    float mean[Pack] = {}, var[Pack] = {};
-    for (std::size_t k = 0; k < len; ++k)
-      for (int l = 0; l < Pack; ++l) mean[l] += to_f32(x[k * Pack + l]);
+    constexpr int R = Pack >= 16 ? 1 : 16 / Pack;
+    auto lane_sums = [&](auto&& term) {
+      float part[R][Pack] = {};
+      std::size_t k = 0;
+      for (; k + R <= len; k += R)
+        for (int r = 0; r < R; ++r)
+          for (int l = 0; l < Pack; ++l) part[r][l] += term((k + std::size_t(r)) * Pack + l, l);
+      for (; k < len; ++k)
+        for (int l = 0; l < Pack; ++l) part[0][l] += term(k * Pack + l, l);
+      std::array<float, Pack> sum{};
+      for (int r = 0; r < R; ++r)
+        for (int l = 0; l < Pack; ++l) sum[l] += part[r][l];
+      return sum;
+    };
+    std::array<float, Pack> mean = lane_sums([&](std::size_t i, int) { return to_f32(x[i]); });
     for (int l = 0; l < Pack; ++l) mean[l] /= float(len);
-    for (std::size_t k = 0; k < len; ++k)
-      for (int l = 0; l < Pack; ++l) {
-        const float d = to_f32(x[k * Pack + l]) - mean[l];
-        var[l] += d * d;
-      }
+    const std::array<float, Pack> var = lane_sums([&](std::size_t i, int l) {
+      const float d = to_f32(x[i]) - mean[l];
+      return d * d;
+    });
     float a[Pack];
     for (int l = 0; l < Pack; ++l) a[l] = 1.f / std::sqrt(var[l] / float(len) + eps);
     for (std::size_t k = 0; k < len; ++k) {
