@@ -37,29 +37,38 @@ inline void sort_by_score(std::vector<Detection>& d) {
                    [](const Detection& a, const Detection& b) { return a.score > b.score; });
 }
 
-inline float intersection_area(const Detection& a, const Detection& b) {
-  if (a.xmin > b.xmax || a.xmax < b.xmin || a.ymin > b.ymax || a.ymax < b.ymin) return 0.f;
-  return (std::min(a.xmax, b.xmax) - std::max(a.xmin, b.xmin)) *
-         (std::min(a.ymax, b.ymax) - std::max(a.ymin, b.ymin));
-}
-
 /// Greedy suppression over `sorted` (descending scores): keeps a box unless its intersection over
-/// union with an already kept one is above `threshold`. Appends the kept boxes to `kept`.
+/// union with an already kept one is above `threshold` (boxes apart intersect in 0). Appends the
+/// kept boxes to `kept`. The kept boxes' corners and areas sit in one array each, so that a
+/// candidate is tested against 16 of them at a time as vectors (one kept box a lane), chunk after
+/// chunk until one suppresses it.
 inline void suppress(const std::vector<Detection>& sorted, float threshold,
                      std::vector<Detection>& kept) {
-  const std::size_t first = kept.size();
-  std::vector<float> area;
-  area.reserve(sorted.size());
+  constexpr std::size_t kChunk = 16;
+  std::vector<float> x0, y0, x1, y1, area;
+  for (std::vector<float>* v : {&x0, &y0, &x1, &y1, &area}) v->reserve(sorted.size());
   for (const Detection& a : sorted) {
     const float a_area = (a.xmax - a.xmin) * (a.ymax - a.ymin);
     bool keep = true;
-    for (std::size_t j = first; j < kept.size() && keep; ++j) {
-      const float inter = intersection_area(a, kept[j]);
-      const float uni = a_area + area[j - first] - inter;
-      if (inter / uni > threshold) keep = false;
+    for (std::size_t j0 = 0; j0 < area.size() && keep; j0 += kChunk) {
+      const std::size_t end = std::min(area.size(), j0 + kChunk);
+      int hit = 0;
+      for (std::size_t j = j0; j < end; ++j) {
+        const bool apart = (a.xmin > x1[j]) | (a.xmax < x0[j]) | (a.ymin > y1[j]) | (a.ymax < y0[j]);
+        const float inter = apart ? 0.f
+                                  : (std::min(a.xmax, x1[j]) - std::max(a.xmin, x0[j])) *
+                                        (std::min(a.ymax, y1[j]) - std::max(a.ymin, y0[j]));
+        const float uni = a_area + area[j] - inter;
+        hit |= int(inter / uni > threshold);
+      }
+      keep = hit == 0;
     }
     if (keep) {
       kept.push_back(a);
+      x0.push_back(a.xmin);
+      y0.push_back(a.ymin);
+      x1.push_back(a.xmax);
+      y1.push_back(a.ymax);
       area.push_back(a_area);
     }
   }
