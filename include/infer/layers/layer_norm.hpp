@@ -139,10 +139,19 @@ struct LayerNorm {
     });
     float a[Pack];
     for (int l = 0; l < Pack; ++l) a[l] = 1.f / std::sqrt(var[l] / float(len) + eps);
-    for (std::size_t k = 0; k < len; ++k) {
-      const float g = affine ? gamma_data[k] : 1.f, s = affine ? beta_data[k] : 0.f;
-      for (int l = 0; l < Pack; ++l)
-        y[k * Pack + l] = from_f32<T>((to_f32(x[k * Pack + l]) - mean[l]) * a[l] * g + s);
+    // The affine test outside the loop and the weights as plain pointers: with the test inside,
+    // GCC kept this pass scalar (a 145 x 768 run: 67 us, 27 us as written here).
+    const float* gamma = gamma_data.data();
+    const float* beta = beta_data.data();
+    if (affine) {
+      for (std::size_t k = 0; k < len; ++k)
+        for (int l = 0; l < Pack; ++l)
+          y[k * Pack + l] =
+              from_f32<T>((to_f32(x[k * Pack + l]) - mean[l]) * a[l] * gamma[k] + beta[k]);
+    } else {
+      for (std::size_t k = 0; k < len; ++k)
+        for (int l = 0; l < Pack; ++l)
+          y[k * Pack + l] = from_f32<T>((to_f32(x[k * Pack + l]) - mean[l]) * a[l]);
     }
   }
 };
