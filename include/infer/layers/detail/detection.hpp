@@ -54,7 +54,8 @@ inline void suppress(const std::vector<Detection>& sorted, float threshold,
       const std::size_t end = std::min(area.size(), j0 + kChunk);
       int hit = 0;
       for (std::size_t j = j0; j < end; ++j) {
-        const bool apart = (a.xmin > x1[j]) | (a.xmax < x0[j]) | (a.ymin > y1[j]) | (a.ymax < y0[j]);
+        const bool apart =
+            (a.xmin > x1[j]) | (a.xmax < x0[j]) | (a.ymin > y1[j]) | (a.ymax < y0[j]);
         const float inter = apart ? 0.f
                                   : (std::min(a.xmax, x1[j]) - std::max(a.xmin, x0[j])) *
                                         (std::min(a.ymax, y1[j]) - std::max(a.ymin, y0[j]));
