@@ -626,6 +626,93 @@ TEST_CASE("Convolution: a stem of few pack-1 channels into a packed output (conv
   }
 }
 
+TEST_CASE("Convolution: a packed input on the GEMM into a wider planned output",
+          "[layer][convolution][gemm]") {
+  // At f32 on the GEMM, an input at pack 4 or 8 whose output the graph plans at a wider pack
+  // (cpu_wide_out_packs: the pack its readers run at) is stored at that pack by the epilogue,
+  // with no repack after it: 1x1 expansions (YOLO-Fastest's 4 -> 24, 8 -> 32), a strided 3x3, a
+  // dilated 5x5, fewer than Winograd's 16 channels at 3x3 stride 1; partial pixel tiles. Each
+  // against the reference, in f32 and, where the CPU multiplies in bf16, with bf16 arithmetic.
+  struct Case {
+    int cin, outc, w, h, kernel, stride, pad, dilation, act;
+  };
+  const Case cases[] = {
+      {4, 24, 23, 19, 1, 1, 0, 1, 2},  // 1x1 4 -> 24 (pack 4 -> 8), leaky ReLU
+      {8, 32, 17, 9, 1, 1, 0, 1, 1},   // 1x1 8 -> 32 (pack 8 -> 16, 4 -> 8 or 16)
+      {8, 48, 21, 13, 3, 2, 1, 1, 6},  // 3x3 stride 2, hardswish
+      {4, 16, 11, 7, 3, 1, 1, 1, 3},   // 3x3 stride 1 of 4 channels: the GEMM, not Winograd
+      {8, 64, 19, 15, 5, 1, 4, 2, 0},  // 5x5 dilated 2
+  };
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  int index = 0;
+  int wider_runs = 0;
+  for (const Case& k : cases) {
+    Convolution c = with_weights({.num_output = k.outc,
+                                  .kernel_w = k.kernel,
+                                  .dilation_w = k.dilation,
+                                  .stride_w = k.stride,
+                                  .pad_left = k.pad,
+                                  .bias_term = 1},
+                                 k.cin, unsigned(40 + index++));
+    c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
+                           : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
+                           : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
+                                        : std::array<float, 2>{0.f, 0.f}};
+    RefTensor in(Shape::of(k.w, k.h, k.cin));
+    for (float& v : in.v) v = dist(rng);
+    const RefTensor want = conv_ref(in, c);
+    // bf16 arithmetic multiplies the inputs and weights rounded to bf16, whose products f32
+    // holds exactly: the reference on rounded values leaves the sums' order alone.
+    auto rounded = [](float v) { return infer::bf16_to_f32(infer::f32_to_bf16(v)); };
+    Convolution cr = c;
+    for (float& v : cr.weight_data) v = rounded(v);
+    RefTensor in_r = in;
+    for (float& v : in_r.v) v = rounded(v);
+    const RefTensor want_bf16 = conv_ref(in_r, cr);
+    for (int in_pack : {4, 8}) {
+      if (in_pack > infer::simd::max_width || k.cin % in_pack != 0) continue;
+      REQUIRE(c.algorithm(in_pack) == Convolution::Algorithm::gemm);
+      REQUIRE((c.cpu_wide_out_packs() & unsigned(in_pack)) != 0);
+      for (const bool bf16 : {false, true}) {
+        if (bf16 && !infer::kernels::bf16dot::kAvailable) continue;
+        Option opt;
+        opt.bf16_arithmetic = bf16;
+        REQUIRE(c.prepare(ElemType::f32, in_pack, opt).ok());
+        Mat packed_in;
+        REQUIRE(infer::convert(infer::test::to_mat(in), packed_in, ElemType::f32, in_pack, opt)
+                    .ok());
+        const RefTensor& expect = bf16 ? want_bf16 : want;
+        for (int out_pack : {in_pack, 8, 16}) {
+          if (out_pack < in_pack || out_pack > infer::simd::max_width || k.outc % out_pack != 0)
+            continue;
+          for (int threads : {1, 2}) {
+            CAPTURE(k.cin, k.outc, k.w, k.h, k.kernel, k.stride, k.act, in_pack, out_pack, bf16,
+                    threads);
+            opt.num_threads = threads;
+            Mat out;
+            REQUIRE(out.create(want.shape, ElemType::f32, out_pack).ok());
+            Status st;
+            infer::layers::detail::with_pack<8>(in_pack, [&](auto p) {
+              constexpr int P = decltype(p)::value;
+              if constexpr (P > 1) st = c.forward<float, P>(packed_in, out, opt);
+            });
+            INFO((st.ok() ? std::string("ok") : st.message()));
+            REQUIRE(st.ok());
+            REQUIRE(out.elempack() == out_pack);
+            wider_runs += out_pack > in_pack;
+            const RefTensor got = infer::test::from_mat(out);
+            REQUIRE(got.shape == want.shape);
+            for (std::size_t i = 0; i < expect.v.size(); ++i)
+              REQUIRE(got.v[i] == Approx(expect.v[i]).margin(1e-4).epsilon(1e-4));
+          }
+        }
+      }
+    }
+  }
+  CHECK(wider_runs > 0);
+}
+
 namespace {
 
 /// A Convolution with a residual sum taken in, as the composer fuses ResNet's shortcut: inputs

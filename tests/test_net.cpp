@@ -381,6 +381,53 @@ TEST_CASE("Net: residual sums fuse into the convolution before them", "[net][fus
   CHECK(sums == 1);  // `out` sums a blob with itself (two reads of s3): no convolution before it
 }
 
+TEST_CASE("Net: a convolution on the GEMM writes the pack its readers run at", "[net]") {
+  // An 8-channel input runs its 1x1 expansion at pack 8; its 32 (or 48) outputs, read by a
+  // depthwise layer at the widest pack they allow, are written at that pack by the GEMM's
+  // epilogue, with no repack between. Where a reader runs at another pack (a grouped 1x1 of 4
+  // channels a group), or the outputs allow no wider pack (24 channels: pack 8), the expansion
+  // writes its own pack. The values match the reference plan's.
+  struct Case {
+    int outs, groups;  // the reader: depthwise (groups == outs) or grouped
+  };
+  const int widest = infer::simd::max_width >= 16 ? 16 : infer::simd::max_width;
+  for (const Case k : {Case{32, 32}, Case{48, 48}, Case{24, 24}, Case{32, 8}}) {
+    CAPTURE(k.outs, k.groups);
+    const bool depthwise = k.groups == k.outs;
+    const std::string text = fmt::format(
+        "7767517\n4 4\nInput data 0 1 data 0=23 1=17 2=8\n"
+        "Convolution expand 1 1 data a 0={0} 1=1 5=1 6={1} 9=1\n"
+        "ConvolutionDepthWise reader 1 1 a b 0={0} 1={2} 4={3} 5=1 6={4} 7={5}\n"
+        "Convolution out 1 1 b out 0=8 1=1 5=1 6={6}\n",
+        k.outs, k.outs * 8, depthwise ? 3 : 1, depthwise ? 1 : 0,
+        depthwise ? k.outs * 9 : k.outs * k.outs / k.groups, k.groups, k.outs * 8);
+    const PlannedNet planned = plan_matching_reference(text, 9);
+    const infer::graph::Plan& p = *planned.plan;
+    INFO(infer::graph::format_plan(p));
+    int expand_out = -1, reader_pack = 0, repacked = 0;
+    for (const auto& s : p.steps) {
+      if (s.kind != infer::graph::StepDesc::layer) continue;
+      const std::string_view name = p.desc.nodes[std::size_t(s.node)].name;
+      if (name == "expand") {
+        CHECK(s.pack == std::min(8, widest));
+        expand_out = s.out[0];
+      }
+      if (name == "reader") reader_pack = s.pack;
+    }
+    for (const auto& s : p.steps)
+      repacked += s.kind == infer::graph::StepDesc::repack && s.in[0] == expand_out;
+    REQUIRE(expand_out >= 0);
+    const int written = p.buffers[std::size_t(expand_out)].pack;
+    if (depthwise) CHECK(reader_pack == infer::pack_for(k.outs, widest));
+    if (reader_pack > std::min(8, widest)) {
+      CHECK(written == reader_pack);
+      CHECK(repacked == 0);
+    } else {
+      CHECK(written == std::min(8, widest));
+    }
+  }
+}
+
 TEST_CASE("Net: a convolution of a pack-1 input writes the widest pack its outputs allow",
           "[net]") {
   // A 3-channel stem's GEMM gathers its pack-1 input anyway: its output is planned at the widest

@@ -336,9 +336,10 @@ struct NodeDesc {
   /// Reads only its inputs' shapes, never their values (L::reads_shapes_only: PriorBox): an
   /// input on the CPU is given as it is, in any type and pack, with no conversion step.
   bool reads_shapes_only = false;
-  /// On the CPU at f32, an input at pack 1 lets it write the widest pack its output channels allow
-  /// (L::cpu_wide_out_from_pack1: Convolution, whose GEMM gathers a pack-1 input anyway).
-  bool cpu_wide_out_from_pack1 = false;
+  /// On the CPU at f32, the input packs (a bit-or of 1, 4, 8, 16) at which it writes its output
+  /// at whatever pack the plan gives it (l.cpu_wide_out_packs(): Convolution, whose GEMM gathers
+  /// a pack-1 input anyway and stores either pack).
+  unsigned cpu_wide_out_packs = 0;
   bool vulkan = false;        ///< has a GPU forward (VulkanLayer): a Vulkan target runs it there
   bool vulkan_inplace = true;  ///< its GPU forward can run in place (where `inplace` says so)
   /// Its GPU forward applies step.act (L::vulkan_fuses_activation): placed on the GPU, it takes
@@ -466,8 +467,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   if constexpr (requires { L::elementwise; }) d.elementwise = L::elementwise;
   if constexpr (requires { L::variable_rows; }) d.variable_rows = L::variable_rows;
   if constexpr (requires { L::reads_shapes_only; }) d.reads_shapes_only = L::reads_shapes_only;
-  if constexpr (requires { L::cpu_wide_out_from_pack1; })
-    d.cpu_wide_out_from_pack1 = L::cpu_wide_out_from_pack1;
+  if constexpr (requires { l.cpu_wide_out_packs(); }) d.cpu_wide_out_packs = l.cpu_wide_out_packs();
   if constexpr (requires {
                   L::axis_ranges;
                   l.axis;

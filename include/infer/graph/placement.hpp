@@ -396,12 +396,21 @@ constexpr PlanError place(Plan& p) {
     // writes its 64 outputs at pack 16 rather than pack 1 and a repack after it.
     // So does an f32 convolution on the CPU whose input is at pack 1 (a 3-channel stem): its
     // GEMM gathers the input anyway and stores whole vectors of the wider output.
-    const bool wide_stem = !gpu && !d.int8 && d.cpu_wide_out_from_pack1 && s.pack == 1 &&
-                           s.type == ElemType::f32 && d.residual < 0;
-    const int out_max =
-        (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) || wide_stem
+    // An f32 convolution on the CPU's GEMM at a wider input pack writes the pack its readers run
+    // at where that is wider than its own (an 8-channel input at pack 8 expanded to 32 channels
+    // that a depthwise layer reads at pack 16): the epilogue stores either pack, and no repack
+    // pass follows it.
+    const bool wide_out = !gpu && !d.int8 && (d.cpu_wide_out_packs & unsigned(s.pack)) != 0 &&
+                          s.type == ElemType::f32 && d.residual < 0;
+    int out_max =
+        (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) ||
+                (wide_out && s.pack == 1)
             ? max_pack
             : s.pack;
+    if (wide_out && s.pack > 1 && d.out.size() == 1) {
+      const int wider = pack_for(p.blob_shapes[std::size_t(d.out[0])].packed_extent(), max_pack);
+      if (wider > s.pack && detail::readers_take(p, readers, d, wider, 3)) out_max = wider;
+    }
     const ElemType out_type = d.int8 && !gpu ? d.int8_out_type : s.type;
     for (int b : d.out) {
       const int pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), out_max);

@@ -16,6 +16,7 @@
 // cases). ncnn's 19=dynamic_weight (weights from a second blob) is not a member.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <infer/concepts.hpp>
 #include <infer/io/model_bin.hpp>
@@ -54,11 +55,6 @@ struct Convolution {
   /// Its GPU kernels read and write packs 1 and 4 independently: the composer gives its output
   /// the widest pack the output channels allow.
   static constexpr bool vulkan_any_out_pack = true;
-  /// On the CPU, an f32 pack-1 input (a 3-channel stem) is read by the GEMM's gather whatever the
-  /// output's pack: the composer gives the output the widest pack its channels allow, which the
-  /// kernel stores as whole vectors, with no repack after it (forward_padded follows the planned
-  /// output's pack).
-  static constexpr bool cpu_wide_out_from_pack1 = true;
   int num_output = 0;        ///< ncnn 0=num_output
   int kernel_w = 0;          ///< ncnn 1=kernel_w
   int dilation_w = 1;        ///< ncnn 2=dilation_w
@@ -225,6 +221,22 @@ struct Convolution {
         (std::int64_t(16) << 20) /
         (std::int64_t(sizeof(float)) * kernels::gemm::kChunkTiles * kernels::gemm::kTileN);
     return std::int64_t(num_input()) * detail::conv_window(*this).maxk() <= kMaxK;
+  }
+
+  /// The input packs (a bit-or of 1, 4, 8, 16) at which, on the CPU at f32, the layer writes its
+  /// output at any pack the graph planned (forward_padded follows the planned output's pack): an
+  /// f32 pack-1 input (a 3-channel stem), read by the GEMM's or the direct kernel's gather
+  /// whatever the output's pack, and any pack where the layer runs the GEMM, whose epilogue
+  /// stores whole vectors of either pack. The composer gives such an output the pack its readers
+  /// run at (the widest its channels allow after a pack-1 input), with no repack after it: an
+  /// expanding 1x1 of 8 channels at pack 8 into 32 at pack 16 before a depthwise layer.
+  /// Winograd and int8 layers write their input's pack.
+  constexpr unsigned cpu_wide_out_packs() const {
+    if (quantized()) return 0;
+    unsigned packs = 1;
+    for (int pack : {4, 8, 16})
+      if (pack <= simd::max_width && algorithm(pack) == Algorithm::gemm) packs |= unsigned(pack);
+    return packs;
   }
 
   /// Checks the parameters alone (static messages).
@@ -696,9 +708,10 @@ struct Convolution {
     const int maxk = detail::conv_window(*this).maxk();
     auto padded = detail::pad_input<T, Pack>(bottom, plan.pads, pad_value, opt);
     if (!padded.ok()) return make_error("Convolution: padding: {}", padded.message());
-    // The output's pack: the input's, or for an f32 pack-1 input the one the graph planned for
-    // its output (cpu_wide_out_from_pack1), which a planned output Mat already holds.
-    constexpr int kOutMax = Pack == 1 && std::same_as<T, f32> ? simd::max_width : Pack;
+    // The output's pack: the input's, or at f32 after a pack-1 input or on the GEMM the one the
+    // graph planned for its output (cpu_wide_out_packs), which a planned output Mat already holds.
+    constexpr int kOutMax =
+        std::same_as<T, f32> && (Pack == 1 || Gemm) ? std::max(Pack, simd::max_width) : Pack;
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
     int out_pack = pack_for(num_output, Pack);
     if constexpr (kOutMax > Pack) {
@@ -720,7 +733,7 @@ struct Convolution {
         Mat workspace;
         INFER_TRY(workspace.create(Shape::of(int(per_thread * std::size_t(threads))),
                                    ElemType::bf16, 1, opt.workspace_alloc()));
-        detail::with_pack<Pack>(out_pack, [&](auto op) {
+        detail::with_pack<kOutMax>(out_pack, [&](auto op) {
           constexpr int OutPack = decltype(op)::value;
           kernels::amx::convolution_gemm<T, Pack, OutPack>(
               src.view<T, Pack>(), top.view<T, OutPack>(), weight_bf16.data(), bias_packed.data(),
@@ -737,7 +750,7 @@ struct Convolution {
         Mat workspace;
         INFER_TRY(workspace.create(Shape::of(int(per_thread * std::size_t(threads))),
                                    ElemType::bf16, 1, opt.workspace_alloc()));
-        detail::with_pack<Pack>(out_pack, [&](auto op) {
+        detail::with_pack<kOutMax>(out_pack, [&](auto op) {
           constexpr int OutPack = decltype(op)::value;
           kernels::bf16dot::convolution_gemm<T, Pack, OutPack>(
               src.view<T, Pack>(), top.view<T, OutPack>(), weight_bf16.data(), bias_packed.data(),
