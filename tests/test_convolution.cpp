@@ -564,6 +564,40 @@ TEST_CASE("Convolution forward_fused takes the activation functor", "[layer][con
     REQUIRE(got.v[i] == Approx(want.v[i]).margin(1e-4));
 }
 
+namespace {
+
+/// A convolution of `cin` -> `outc` channels over a w x h input: a kernel x kernel window, its
+/// stride, pad and dilation, and ncnn's activation type `act` (2, 3 and 6 with parameters).
+struct WindowCase {
+  int cin, outc, w, h, kernel, stride, pad, dilation, act;
+};
+
+/// The layer of `k` with random weights and bias from `seed`.
+Convolution window_case_layer(const WindowCase& k, unsigned seed) {
+  Convolution c = with_weights({.num_output = k.outc,
+                                .kernel_w = k.kernel,
+                                .dilation_w = k.dilation,
+                                .stride_w = k.stride,
+                                .pad_left = k.pad,
+                                .bias_term = 1},
+                               k.cin, seed);
+  c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
+                         : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
+                         : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
+                                      : std::array<float, 2>{0.f, 0.f}};
+  return c;
+}
+
+/// An input of `k`'s shape, uniform in [-3, 3).
+RefTensor window_case_input(const WindowCase& k, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-3.f, 3.f);
+  RefTensor in(Shape::of(k.w, k.h, k.cin));
+  for (float& v : in.v) v = dist(rng);
+  return in;
+}
+
+}  // namespace
+
 TEST_CASE("Convolution: a stem of few pack-1 channels into a packed output (convolution_stem)",
           "[layer][convolution][gemm]") {
   // An f32 pack-1 input of 1 to 4 channels whose output the graph plans at a wider pack runs
@@ -571,9 +605,7 @@ TEST_CASE("Convolution: a stem of few pack-1 channels into a packed output (conv
   // kWidth channels for a block with no more live (8 outputs, 24's last block), rows moved back
   // at a row's end, single pixels on rows narrower than a tile. Every pack a planned output may
   // hold, against the reference.
-  struct Case {
-    int cin, outc, w, h, kernel, stride, pad, dilation, act;
-  };
+  using Case = WindowCase;
   const Case cases[] = {
       {3, 8, 41, 23, 3, 2, 1, 1, 2},    // yolo-fastest's 3 -> 8, 3x3 s2, leaky ReLU
       {3, 64, 37, 29, 3, 2, 0, 1, 1},   // squeezenet's conv1 form, no pad
@@ -585,22 +617,10 @@ TEST_CASE("Convolution: a stem of few pack-1 channels into a packed output (conv
       {3, 96, 35, 35, 11, 4, 2, 1, 1},  // AlexNet's 11x11 s4 form
   };
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> dist(-3.f, 3.f);
   int index = 0;
   for (const Case& k : cases) {
-    Convolution c = with_weights({.num_output = k.outc,
-                                  .kernel_w = k.kernel,
-                                  .dilation_w = k.dilation,
-                                  .stride_w = k.stride,
-                                  .pad_left = k.pad,
-                                  .bias_term = 1},
-                                 k.cin, unsigned(20 + index++));
-    c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
-                           : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
-                           : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
-                                        : std::array<float, 2>{0.f, 0.f}};
-    RefTensor in(Shape::of(k.w, k.h, k.cin));
-    for (float& v : in.v) v = dist(rng);
+    Convolution c = window_case_layer(k, unsigned(20 + index++));
+    const RefTensor in = window_case_input(k, rng);
     const RefTensor want = conv_ref(in, c);
     Option opt;
     REQUIRE(c.prepare(ElemType::f32, 1, opt).ok());
@@ -633,9 +653,7 @@ TEST_CASE("Convolution: a packed input on the GEMM into a wider planned output",
   // with no repack after it: 1x1 expansions (YOLO-Fastest's 4 -> 24, 8 -> 32), a strided 3x3, a
   // dilated 5x5, fewer than Winograd's 16 channels at 3x3 stride 1; partial pixel tiles. Each
   // against the reference, in f32 and, where the CPU multiplies in bf16, with bf16 arithmetic.
-  struct Case {
-    int cin, outc, w, h, kernel, stride, pad, dilation, act;
-  };
+  using Case = WindowCase;
   const Case cases[] = {
       {4, 24, 23, 19, 1, 1, 0, 1, 2},  // 1x1 4 -> 24 (pack 4 -> 8), leaky ReLU
       {8, 32, 17, 9, 1, 1, 0, 1, 1},   // 1x1 8 -> 32 (pack 8 -> 16, 4 -> 8 or 16)
@@ -644,23 +662,11 @@ TEST_CASE("Convolution: a packed input on the GEMM into a wider planned output",
       {8, 64, 19, 15, 5, 1, 4, 2, 0},  // 5x5 dilated 2
   };
   std::mt19937 rng(13);
-  std::uniform_real_distribution<float> dist(-3.f, 3.f);
   int index = 0;
   int wider_runs = 0;
   for (const Case& k : cases) {
-    Convolution c = with_weights({.num_output = k.outc,
-                                  .kernel_w = k.kernel,
-                                  .dilation_w = k.dilation,
-                                  .stride_w = k.stride,
-                                  .pad_left = k.pad,
-                                  .bias_term = 1},
-                                 k.cin, unsigned(40 + index++));
-    c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
-                           : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
-                           : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
-                                        : std::array<float, 2>{0.f, 0.f}};
-    RefTensor in(Shape::of(k.w, k.h, k.cin));
-    for (float& v : in.v) v = dist(rng);
+    Convolution c = window_case_layer(k, unsigned(40 + index++));
+    const RefTensor in = window_case_input(k, rng);
     const RefTensor want = conv_ref(in, c);
     // bf16 arithmetic multiplies the inputs and weights rounded to bf16, whose products f32
     // holds exactly: the reference on rounded values leaves the sums' order alone.
@@ -680,8 +686,8 @@ TEST_CASE("Convolution: a packed input on the GEMM into a wider planned output",
         opt.bf16_arithmetic = bf16;
         REQUIRE(c.prepare(ElemType::f32, in_pack, opt).ok());
         Mat packed_in;
-        REQUIRE(infer::convert(infer::test::to_mat(in), packed_in, ElemType::f32, in_pack, opt)
-                    .ok());
+        REQUIRE(
+            infer::convert(infer::test::to_mat(in), packed_in, ElemType::f32, in_pack, opt).ok());
         const RefTensor& expect = bf16 ? want_bf16 : want;
         for (int out_pack : {in_pack, 8, 16}) {
           if (out_pack < in_pack || out_pack > infer::simd::max_width || k.outc % out_pack != 0)
@@ -771,17 +777,9 @@ TEST_CASE("Convolution forward_residual adds the residual in every algorithm's e
   };
   int index = 0;
   for (const Case& k : cases) {
-    Convolution c = with_weights({.num_output = k.outc,
-                                  .kernel_w = k.kernel,
-                                  .dilation_w = k.dilation,
-                                  .stride_w = k.stride,
-                                  .pad_left = k.pad,
-                                  .bias_term = 1},
-                                 k.cin, unsigned(40 + index++));
-    c.activation = {k.act, k.act == 2   ? std::array<float, 2>{0.1f, 0.f}
-                           : k.act == 3 ? std::array<float, 2>{-1.f, 2.f}
-                           : k.act == 6 ? std::array<float, 2>{1.f / 6, 0.5f}
-                                        : std::array<float, 2>{0.f, 0.f}};
+    Convolution c = window_case_layer(
+        {k.cin, k.outc, k.in.w, k.in.h, k.kernel, k.stride, k.pad, k.dilation, k.act},
+        unsigned(40 + index++));
     const Shape out = inferred(c, k.in);
     REQUIRE(out.dims == 3);
     const bool winograd = c.uses_winograd(4) || c.uses_winograd(8) || c.uses_winograd(16);

@@ -402,11 +402,9 @@ constexpr PlanError place(Plan& p) {
     // pass follows it.
     const bool wide_out = !gpu && !d.int8 && (d.cpu_wide_out_packs & unsigned(s.pack)) != 0 &&
                           s.type == ElemType::f32 && d.residual < 0;
-    int out_max =
-        (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) ||
-                (wide_out && s.pack == 1)
-            ? max_pack
-            : s.pack;
+    const bool widest = (gpu && d.vulkan_any_out_pack && d.residual < 0) || (!gpu && d.int8) ||
+                        (wide_out && s.pack == 1);
+    int out_max = widest ? max_pack : s.pack;
     if (wide_out && s.pack > 1 && d.out.size() == 1) {
       const int wider = pack_for(p.blob_shapes[std::size_t(d.out[0])].packed_extent(), max_pack);
       if (wider > s.pack && detail::readers_take(p, readers, d, wider, 3)) out_max = wider;
