@@ -47,8 +47,7 @@ constexpr bool kBf16Storage = false;
 constexpr bool kBf16Storage = true;
 #endif
 
-float round_bf16(float v) { return infer::bf16_to_f32(infer::f32_to_bf16(v)); }
-
+using infer::test::round_bf16;
 using infer::test::uniform;
 
 struct ConvCase {

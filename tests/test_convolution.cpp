@@ -670,11 +670,10 @@ TEST_CASE("Convolution: a packed input on the GEMM into a wider planned output",
     const RefTensor want = conv_ref(in, c);
     // bf16 arithmetic multiplies the inputs and weights rounded to bf16, whose products f32
     // holds exactly: the reference on rounded values leaves the sums' order alone.
-    auto rounded = [](float v) { return infer::bf16_to_f32(infer::f32_to_bf16(v)); };
     Convolution cr = c;
-    for (float& v : cr.weight_data) v = rounded(v);
+    for (float& v : cr.weight_data) v = infer::test::round_bf16(v);
     RefTensor in_r = in;
-    for (float& v : in_r.v) v = rounded(v);
+    for (float& v : in_r.v) v = infer::test::round_bf16(v);
     const RefTensor want_bf16 = conv_ref(in_r, cr);
     for (int in_pack : {4, 8}) {
       if (in_pack > infer::simd::max_width || k.cin % in_pack != 0) continue;

@@ -58,4 +58,7 @@ inline RefTensor from_mat(const Mat& m) {
   return t;
 }
 
+/// `v` rounded to bf16 (to nearest, ties to even) and back: what bf16 arithmetic multiplies.
+inline float round_bf16(float v) { return infer::bf16_to_f32(infer::f32_to_bf16(v)); }
+
 }  // namespace infer::test
