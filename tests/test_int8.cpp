@@ -326,8 +326,127 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
         CHECK(layer.int8.wino.u.empty());
         if (c.cin == 256) CHECK(layer.int8.wino43.slice < 256);  // more than one int32 slice
       }
+      // With VNNI, told the input's shape, an output of kInt8WrapPixels and up takes F(4x4, 3x3)
+      // on int32 sums (these weights keep them exact): partial tile groups and chunks, a last
+      // block of 16 output channels, one and several chunks, threads sharing a chunk.
+      namespace w43w = infer::kernels::int8::winograd43_wrap;
+      const bool wrap = infer::kernels::int8::kVnni && w43w::kAvailable && c.k == 3 &&
+                        c.kh == 0 && c.stride == 1 && c.stride_h == 0 && c.dil == 1 &&
+                        c.cin >= Convolution::kInt8WrapChannels && c.cout >= 16;
+      if (wrap && outw >= Convolution::kInt8WrapPixels && outh >= Convolution::kInt8WrapPixels) {
+        sweep(layer, q, x, "Convolution (prepared for its shape, F(4x4) on VNNI)", x.shape);
+        CHECK_FALSE(layer.int8.wino43_wrap.u.empty());
+      }
+      if (wrap && (outw < Convolution::kInt8WrapPixels || outh < Convolution::kInt8WrapPixels)) {
+        REQUIRE(layer.prepare(ElemType::i8, 1, Option{}, x.shape).ok());
+        CHECK(layer.int8.wino43_wrap.u.empty());  // a small map stays on the GEMM
+      }
       ++seed;
     }
+  }
+}
+
+TEST_CASE("int8 Winograd F(4x4, 3x3) on int32 sums: exact up to its bound, refused past it",
+          "[int8][convolution]") {
+  // kernels/int8_winograd43_wrap.hpp recovers each sum modulo 2^26 from int32 lanes that wrap:
+  // exact while every output channel's sum of |w| x 128 stays below 2^25. Weights of +-113 on 256
+  // channels (2304 x 113 x 128 = 33.3M, just below 2^25 = 33.55M) against inputs of 127 and -128
+  // signed alike (mixed values in the last rows), so that one channel's sums reach 98.8% of the
+  // bound and the others' mix signs; +-114 (33.6M) only for non-negative inputs.
+  namespace w43w = infer::kernels::int8::winograd43_wrap;
+  const int cin = 256, m = 20, W = 13, H = 11;
+  auto sign = [](int oc, int c) { return (oc == 0 ? c % 3 : (oc * 7 + c * 5) % 3) == 0 ? -1 : 1; };
+  auto weights = [&](int mag) {
+    std::vector<std::int8_t> w(std::size_t(m) * cin * 9);
+    for (int oc = 0; oc < m; ++oc)
+      for (int c = 0; c < cin; ++c)
+        for (int k = 0; k < 9; ++k)
+          w[(std::size_t(oc) * cin + std::size_t(c)) * 9 + std::size_t(k)] =
+              std::int8_t(sign(oc, c) * (oc < 2 ? mag : (oc * 31 + c * 17 + k * 5) % mag));
+    return w;
+  };
+  using w43w::Exactness;
+  CHECK(w43w::exact_for(weights(113).data(), m, cin) == Exactness::any);
+  // +-114 only for inputs in [0, 127] (its positive and negative sums apart, times 127, within
+  // the bound); all +127 not even for those.
+  CHECK(w43w::exact_for(weights(114).data(), m, cin) == Exactness::nonnegative);
+  CHECK(w43w::transform_weights(weights(114).data(), m, cin).nonnegative_only);
+  const std::vector<std::int8_t> all127(std::size_t(m) * cin * 9, 127);
+  CHECK(w43w::exact_for(all127.data(), m, cin) == Exactness::none);
+  CHECK(w43w::transform_weights(all127.data(), m, cin).u.empty());
+  if constexpr (w43w::kAvailable) {
+    const std::vector<std::int8_t> w = weights(113);
+    const w43w::Weights t = w43w::transform_weights(w.data(), m, cin);
+    REQUIRE_FALSE(t.u.empty());
+    Mat in;
+    REQUIRE(in.create(Shape::of(W, H, cin), ElemType::i8, 16).ok());
+    auto x = [&](int c, int iy, int ix) -> int {
+      return iy >= 7 && (iy * W + ix) % 5 == 4 ? -sign(1, c) * 77 : (sign(0, c) < 0 ? -128 : 127);
+    };
+    for (int c = 0; c < cin; ++c)
+      for (int iy = 0; iy < H; ++iy)
+        for (int ix = 0; ix < W; ++ix)
+          static_cast<std::int8_t*>(in.channel_data(c / 16))[(iy * W + ix) * 16 + c % 16] =
+              std::int8_t(x(c, iy, ix));
+    const int pad = 1, outw = W, outh = H;
+    const int tiles = ((outw + 3) / 4) * ((outh + 3) / 4);
+    Mat out;
+    REQUIRE(out.create(Shape::of(outw, outh, m), ElemType::f32, 4).ok());
+    const std::vector<float> ones(std::size_t(t.m_pad), 1.f), zeros(std::size_t(t.m_pad), 0.f);
+    const infer::kernels::int8::Epilogue e{ones.data(), zeros.data(), t.zero.data(), 0.f};
+    for (int threads : {1, 2}) {
+      std::vector<std::uint8_t> ws(w43w::workspace_bytes(t, tiles) * std::size_t(threads));
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+      w43w::conv_wino43_wrap<float, 16, 4>(in.view<infer::i8, 16>(), out.view<float, 4>(), t, pad,
+                                           pad, std::int8_t(0), outw, outh, e,
+                                           infer::act::Identity{}, ws.data(),
+                                           threads);
+#endif
+      std::int64_t largest = 0;
+      int wrong = 0;
+      for (int oc = 0; oc < m; ++oc)
+        for (int oy = 0; oy < outh; ++oy)
+          for (int ox = 0; ox < outw; ++ox) {
+            std::int64_t sum = 0;
+            for (int c = 0; c < cin; ++c)
+              for (int k = 0; k < 9; ++k) {
+                const int iy = oy - pad + k / 3, ix = ox - pad + k % 3;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                sum += std::int64_t(w[(std::size_t(oc) * cin + std::size_t(c)) * 9 +
+                                      std::size_t(k)]) *
+                       x(c, iy, ix);
+              }
+            largest = std::max(largest, sum < 0 ? -sum : sum);
+            const float got = static_cast<const float*>(
+                out.channel_data(oc / 4))[(oy * outw + ox) * 4 + oc % 4];
+            if (got != float(std::int32_t(sum))) ++wrong;
+          }
+      CAPTURE(threads, largest);
+      CHECK(wrong == 0);
+      CHECK(largest > w43w::kLimit * 98 / 100);  // the case reaches the bound
+    }
+  }
+}
+
+TEST_CASE("int8 Convolution: F(4x4) weights exact only for non-negative inputs take the GEMM "
+          "on a negative one",
+          "[int8][convolution]") {
+  // 512 input channels of full-range weights (mean |w| about 64): their sums of |w| x 128 pass
+  // 2^25, their positive and negative sums x 127 do not, so with VNNI the layer prepared for its
+  // shape keeps F(4x4) for non-negative inputs only; both inputs match the reference.
+  const int cin = 512, cout = 16, W = 17, H = 16;
+  QuantConv q = make_conv(cin, cout, 3, 1, 1, 1, 2, {1, {0.f, 0.f}}, 131);
+  q.wscale = absmax_scales(q.w, cout);
+  Convolution layer = conv_layer(q);
+  namespace w43w = infer::kernels::int8::winograd43_wrap;
+  const bool wrap = infer::kernels::int8::kVnni && w43w::kAvailable;
+  for (float lo : {-3.f, 0.f}) {
+    RefTensor x(Shape::of(W, H, cin));
+    x.v = uniform(x.v.size(), lo, 3.f, 133);
+    CAPTURE(lo);
+    sweep(layer, q, x, "Convolution (F(4x4) for non-negative inputs)", x.shape);
+    CHECK(layer.int8.wino43_wrap.u.empty() == !wrap);
+    if (wrap) CHECK(layer.int8.wino43_wrap.nonnegative_only);
   }
 }
 

@@ -47,6 +47,17 @@ struct Weights43 {
 inline constexpr int kG[6][3] = {{1, 0, 0}, {-1, -1, -1}, {-1, 1, -1},
                                  {1, 2, 4}, {1, -2, 4},   {0, 0, 1}};
 
+/// U'' = G'' g G''^T of one 3x3 kernel g (row-major) into u[36] (position i x 6 + j).
+inline void transform_kernel(const std::int8_t* g, int (&u)[36]) {
+  int tg[6][3];  // G'' g
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 3; ++j)
+      tg[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      u[i * 6 + j] = tg[i][0] * kG[j][0] + tg[i][1] * kG[j][1] + tg[i][2] * kG[j][2];
+}
+
 /// Transforms int8 3x3 weights w ([m][cin][9], ncnn's layout) into U'' = G'' g G''^T per channel
 /// pair and picks the int32 slice. Empty (u.empty()) when not even 16 channels fit a slice (not
 /// for int8 weights: |U''| <= 6223 keeps 26 channels within int32).
@@ -64,23 +75,18 @@ inline Weights43 transform_weights(const std::int8_t* w, int m, int cin) {
   std::vector<std::int64_t> block_abs(std::size_t(cblocks) * std::size_t(m) * 36, 0);
   for (int oc = 0; oc < m; ++oc)
     for (int c = 0; c < cin; ++c) {
-      const std::int8_t* g = w + (std::size_t(oc) * std::size_t(cin) + std::size_t(c)) * 9;
-      int tg[6][3];  // G'' g
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j)
-          tg[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const int u = tg[i][0] * kG[j][0] + tg[i][1] * kG[j][1] + tg[i][2] * kG[j][2];
-          const std::size_t pos = std::size_t(i * 6 + j);
-          const std::size_t at = ((pos * std::size_t(t.m_pad / 8) + std::size_t(oc / 8)) * pairs +
-                                  std::size_t(c / 2)) *
-                                     16 +
-                                 std::size_t(oc % 8) * 2 + std::size_t(c % 2);
-          t.u[at] = std::int16_t(u);
-          block_abs[(std::size_t(c / 16) * std::size_t(m) + std::size_t(oc)) * 36 + pos] +=
-              u < 0 ? -u : u;
-        }
+      int us[36];
+      transform_kernel(w + (std::size_t(oc) * std::size_t(cin) + std::size_t(c)) * 9, us);
+      for (std::size_t pos = 0; pos < 36; ++pos) {
+        const int u = us[pos];
+        const std::size_t at = ((pos * std::size_t(t.m_pad / 8) + std::size_t(oc / 8)) * pairs +
+                                std::size_t(c / 2)) *
+                                   16 +
+                               std::size_t(oc % 8) * 2 + std::size_t(c % 2);
+        t.u[at] = std::int16_t(u);
+        block_abs[(std::size_t(c / 16) * std::size_t(m) + std::size_t(oc)) * 36 + pos] +=
+            u < 0 ? -u : u;
+      }
     }
   // The longest slice (in blocks of 16 channels) whose every sum of |U''| x kMaxV, for every
   // output channel, position and slice of that length, stays below 2^31.
@@ -143,7 +149,7 @@ inline void input_axis(const T* x, std::size_t s, T* y, std::size_t t) {
 }
 
 #if defined(__AVX2__)
-/// input_axis on eight int16 lanes a register.
+/// input_axis on the sixteen int16 lanes of a register.
 inline void input_axis_v(const __m256i* x, std::size_t s, __m256i* y, std::size_t t) {
   const __m256i x0 = x[0], x1 = x[s], x2 = x[2 * s], x3 = x[3 * s], x4 = x[4 * s], x5 = x[5 * s];
   auto mul = [](__m256i v, int k) { return _mm256_mullo_epi16(v, _mm256_set1_epi16(short(k))); };
@@ -160,10 +166,15 @@ inline void input_axis_v(const __m256i* x, std::size_t s, __m256i* y, std::size_
 }
 #endif
 
+/// The channels transform_input reads (cin) and lays out (cin_pad, zeros past cin).
+struct Sizes {
+  int cin = 0, cin_pad = 0;
+};
+
 /// Gathers and transforms the 6x6 input windows of tiles [t0, t0 + nt) (tiles past `tiles` read
 /// zeros) into v [36][nc][cin_pad]; values outside the input read `pad`.
 template <int InPack>
-void transform_input(const MatView<i8, InPack>& in, const Weights43& w, int tiles_x, int tiles,
+void transform_input(const MatView<i8, InPack>& in, const Sizes& w, int tiles_x, int tiles,
                      int t0, int nt, int nc, int pad_left, int pad_top, std::int8_t pad,
                      std::int16_t* v) {
   const std::size_t cp = std::size_t(w.cin_pad);
@@ -180,6 +191,24 @@ void transform_input(const MatView<i8, InPack>& in, const Weights43& w, int tile
                                         (t / tiles_x) * 4 - pad_top, inside, at);
     int c = 0;
 #if defined(__AVX2__)
+    if constexpr (InPack == 16) {
+      // Sixteen channels (a whole pack) at a time, widened to int16 lanes.
+      const __m128i padv = _mm_set1_epi8(pad);
+      for (; c + 16 <= w.cin; c += 16) {
+        const i8* plane = in.channel(c / 16);
+        __m256i d[36], r[36], x[36];
+        for (int i = 0; i < 36; ++i)
+          d[i] = _mm256_cvtepi8_epi16(
+              inside[i] ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(plane + at[i])) : padv);
+        for (int j = 0; j < 6; ++j) input_axis_v(d + j, 6, r + j, 6);          // columns: B^T d
+        for (int i = 0; i < 6; ++i) input_axis_v(r + i * 6, 1, x + i * 6, 1);  // rows: (.) B
+        for (int pos = 0; pos < 36; ++pos)
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(v + (std::size_t(pos) * ncs + std::size_t(tt)) * cp +
+                                         std::size_t(c)),
+              x[pos]);
+      }
+    }
     if constexpr (InPack == 8 || InPack == 16) {
       // Eight channels at a time, widened to int16 lanes.
       const __m128i padv = _mm_set1_epi8(pad);
@@ -316,7 +345,7 @@ void conv_wino43(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
     // A partial chunk's tiles, to a multiple of the products' register tile.
     const int nt = (std::min(nc, tiles - t0) + detail::kTileGroup - 1) / detail::kTileGroup *
                    detail::kTileGroup;
-    detail::transform_input<InPack>(in, w, tiles_x, tiles, t0, nt, nc, pad_left, pad_top, pad, v);
+    detail::transform_input<InPack>(in, detail::Sizes{w.cin, w.cin_pad}, tiles_x, tiles, t0, nt, nc, pad_left, pad_top, pad, v);
     detail::products(w, v, nt, nc, y);
     // 576 Y = A^T [e_i e_j M_ij] A per tile and channel, divided exactly, then the epilogue.
     alignas(64) std::int32_t sums[16][kBlockM];

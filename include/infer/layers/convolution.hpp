@@ -149,6 +149,15 @@ struct Convolution {
   /// that fewer channels' products do not repay (squeezenet_int8's 16- and 32-channel 3x3
   /// layers ran slower on it than on F(2x2); Zen 3, 1 thread).
   static constexpr int kInt8Wino43Channels = 64;
+  /// With VNNI: 3x3 stride-1 layers whose output map is known to be at least this wide and high,
+  /// of at least this many input channels, take the int8 Winograd F(4x4, 3x3) on int32 sums
+  /// (kernels/int8_winograd43_wrap.hpp) where the weights keep its sums exact; the GEMM
+  /// elsewhere. Measured against the VNNI GEMM (Zen 4, 1 thread, per-step minimum): resnet18_int8
+  /// 56x56x64 0.46 ms against 0.78, 28x28x128 0.46-0.53 against 0.64; vgg16_int8 28x28x512 6.7
+  /// against 8.6; but 14x14x256 0.69 against 0.60 (a 14x14 map is 16 tiles of 4x4: 31% of the
+  /// products on pixels past the edge, and the weights, 8x the int8 layer's, stream per forward).
+  static constexpr int kInt8WrapPixels = 16;
+  static constexpr int kInt8WrapChannels = 16;
 
   /// The kernel forward runs for input pack `pack`, decided by the parameters alone, so prepare()
   /// lays out the weights for the one kernel that will read them.
@@ -371,6 +380,21 @@ struct Convolution {
       const detail::Window2D win = detail::conv_window(*this);
       int8.wino = {};
       int8.wino43 = {};
+      int8.wino43_wrap = {};
+      // With VNNI (and no AMX tiles, whose GEMM does 16x vpdpwssd's products an instruction):
+      // F(4x4, 3x3) on int32 sums where the output map is known to be at least kInt8WrapPixels
+      // on a side and the weights keep the sums exact (kernels/int8_winograd43_wrap.hpp).
+      if (kernels::int8::kVnni && kernels::int8::winograd43_wrap::kAvailable &&
+          !int8.packed.amx && win.kernel_w == 3 && win.kernel_h == 3 && win.stride_w == 1 && win.stride_h == 1 &&
+          win.dilation_w == 1 && win.dilation_h == 1 && cin >= kInt8WrapChannels &&
+          num_output >= 16 && !int8.padded_channels) {
+        detail::WindowPlan wplan;
+        if (in.dims == 3 &&
+            detail::plan_window(win, detail::conv_pads(*this), in.w, in.h, wplan).ok() &&
+            wplan.outw >= kInt8WrapPixels && wplan.outh >= kInt8WrapPixels)
+          int8.wino43_wrap =
+              kernels::int8::winograd43_wrap::transform_weights(q.data(), num_output, cin);
+      }
       if (!kernels::int8::kVnni && win.kernel_w == 3 && win.kernel_h == 3 && win.stride_w == 1 &&
           win.stride_h == 1 && win.dilation_w == 1 && win.dilation_h == 1 && cin >= 16 &&
           num_output >= 16 && cin <= kernels::int8::winograd::kMaxChannels &&
@@ -609,7 +633,8 @@ struct Convolution {
       return detail::run_int8_gemm(padded.value().template view<i8, 4>(), top, int8, win,
                                    requantize, act, opt);
     }
-    if ((!int8.wino.u.empty() && plan.outw >= 8 && plan.outh >= 8) || !int8.wino43.u.empty())
+    if ((!int8.wino.u.empty() && plan.outw >= 8 && plan.outh >= 8) || !int8.wino43.u.empty() ||
+        !int8.wino43_wrap.u.empty())
       return detail::run_int8_wino(in.value().template view<i8, Pack>(), top, int8, win, requantize,
                                    act, opt);
     return detail::run_int8_gemm(in.value().template view<i8, Pack>(), top, int8, win, requantize,

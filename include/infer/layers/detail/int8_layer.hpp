@@ -20,6 +20,7 @@
 #include <infer/kernels/int8.hpp>
 #include <infer/kernels/int8_winograd.hpp>
 #include <infer/kernels/int8_winograd43.hpp>
+#include <infer/kernels/int8_winograd43_wrap.hpp>
 #include <infer/layers/detail/conv_common.hpp>
 #include <infer/mat.hpp>
 #include <infer/option.hpp>
@@ -45,6 +46,8 @@ struct Int8Part {
   kernels::int8::winograd::Weights wino{};
   /// Winograd F(4x4, 3x3) layout, in place of wino where prepare() chose it; else empty.
   kernels::int8::winograd43::Weights43 wino43{};
+  /// Winograd F(4x4, 3x3) on VNNI (int32 sums modulo 2^32), where prepare() chose it; else empty.
+  kernels::int8::winograd43_wrap::Weights wino43_wrap{};
   std::vector<float> dw_weights{};        ///< depthwise layout [c / pack][maxk][pack]
   std::vector<float> scale_in{}, bias{};  ///< epilogue factors by slot
   std::vector<std::int32_t> zero_comp{};  ///< the depthwise epilogue's (no compensation)
@@ -232,9 +235,10 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
   return {};
 }
 
-/// The int8 Winograd convolution of a prepared Convolution: F(4x4, 3x3) where prepare() laid the
-/// weights out for it (int8.wino43), else F(2x2, 3x3) (int8.wino); as run_int8_gemm, with its
-/// workspace from the workspace allocator.
+/// The int8 Winograd convolution of a prepared Convolution: F(4x4, 3x3) on VNNI's int32 sums
+/// (int8.wino43_wrap) or on int64 sums (int8.wino43) where prepare() laid the weights out for it,
+/// else F(2x2, 3x3) (int8.wino); as run_int8_gemm, with its workspace from the workspace
+/// allocator.
 template <int InPack, class Act>
 Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q,
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
@@ -258,6 +262,23 @@ Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
     });
     return {};
   };
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  if (!q.wino43_wrap.u.empty()) {
+    // F(4x4) on int32 sums where the weights keep them exact for this input (kernels/
+    // int8_winograd43_wrap.hpp); weights exact only for non-negative inputs take the GEMM on an
+    // input with a negative value.
+    if (q.wino43_wrap.nonnegative_only &&
+        !(win.pad >= 0 && kernels::int8::detail::no_negative(src)))
+      return run_int8_gemm(src, top, q, win, requantize, act, opt);
+    namespace w43w = kernels::int8::winograd43_wrap;
+    const int tiles = ((win.outw + 3) / 4) * ((win.outh + 3) / 4);
+    return run(q.wino43_wrap, w43w::workspace_bytes(q.wino43_wrap, tiles),
+               [&](const auto& out, const kernels::int8::Epilogue& e, std::uint8_t* ws) {
+                 w43w::conv_wino43_wrap(src, out, q.wino43_wrap, win.pad_left, win.pad_top,
+                                        win.pad, win.outw, win.outh, e, act, ws, threads);
+               });
+  }
+#endif
   if (!q.wino43.u.empty()) {
     const int tiles = ((win.outw + 3) / 4) * ((win.outh + 3) / 4);
     return run(q.wino43, w43::workspace_bytes(q.wino43, tiles),
