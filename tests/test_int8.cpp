@@ -269,6 +269,12 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       {3, 20, 13, 3, 1, 2, 50, 16},
       // 4 x 12x12: 576 taps, past the stem's 512: the int8 GEMM
       {4, 16, 12, 2, 1, 1, 30, 14},
+      // On VNNI every stem above takes kernels::int8::stem (one to four blocks of 16 outputs at
+      // once, rows ending in partial tiles of its 6 pixels); and five blocks (four, then one),
+      // a 3 x 5 dilated window with strides 1 x 2 and a row narrower than a tile; three blocks
+      // from a 1x1 window
+      {2, 72, 3, 1, 2, 0, 9, 11, 5, 2},
+      {3, 40, 1, 1, 1, 0, 8, 3},
       {8, 17, 5, 1, 2, 2, 10, 10},        // dilated 5x5, 17 outputs
       {32, 48, 1, 1, 1, 0, 13, 7, 3, 2},  // 1 x 3 kernel, strides 1 x 2, three blocks
       {64, 130, 1, 1, 1, 0, 1, 1},        // a 1x1 map, 9 blocks (the last of 2 channels)
@@ -312,6 +318,10 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
         CHECK(layer.int8.stem_weights.empty() ==
               (!Convolution::kUsesInt8Stem ||
                c.cin * c.k * (c.kh ? c.kh : c.k) > infer::kernels::gemm::kStemMaxTaps));
+      // On VNNI, an input of at most 4 channels takes the int8 stem kernel (AMX tiles keep the
+      // GEMM where they take it).
+      CHECK(layer.int8.stem_vnni == (infer::kernels::int8::stem::kAvailable && c.cin <= 4 &&
+                                     !layer.int8.packed.amx));
       // Without VNNI, the 3x3 stride-1 cases of 16 channels and more in and out carry Winograd
       // weights (used on maps of 8x8 and up; the sweep's results match the reference either way).
       const bool wino = !infer::kernels::int8::kVnni && c.k == 3 && c.kh == 0 && c.stride == 1 &&

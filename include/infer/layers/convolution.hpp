@@ -353,6 +353,12 @@ struct Convolution {
       int8.packed = detail::pack_gemm_weights(
           q.data(), 1, num_output, int8.padded_channels ? int8.padded_channels : cin, maxk, opt);
       detail::fill_epilogue(int8, num_output, 1, num_output, int8.packed.m_pad, bias_data);
+      // A first layer (a pack-1 input of at most 4 channels) on VNNI: kernels::int8::stem, the
+      // GEMM's weights and sums without its gather (one 4-byte value a tap and pixel, bounds
+      // tested, which cost such a layer more than its products: README, "int8 stem on VNNI").
+      // Where the GEMM runs on AMX tiles (K of 64 and more) it stays there.
+      int8.stem_vnni = kernels::int8::stem::kAvailable && pack == 1 &&
+                       cin <= kernels::int8::stem::kMaxChannels && !int8.packed.amx;
       // A first layer (a few unpacked channels into a packed output), without VNNI: the float
       // stem kernel on the integer values, exact (its sums stay below 2^24) and without the GEMM's
       // gather, which cost a 3 -> 64 channel 3x3 stride-2 layer at 113x113 three times the stem's
@@ -601,6 +607,9 @@ struct Convolution {
         float2int8(pad_value * int8.bottom_scale)};
     const bool requantize = int8_scale_term > 100;
     if constexpr (Pack == 1) {
+      if (int8.stem_vnni)
+        return detail::run_int8_stem(in.value().template view<i8, 1>(), top, int8, win,
+                                     requantize, act, opt);
       if (!int8.stem_weights.empty() && out_pack > 1) {
         // Widened to f32 with the pad (a quantized value): the stem's inner loop then broadcasts
         // floats from memory as the float stem does rather than converting each byte (which took

@@ -18,6 +18,7 @@
 #include <infer/io/model_bin.hpp>
 #include <infer/kernels/amx.hpp>
 #include <infer/kernels/int8.hpp>
+#include <infer/kernels/int8_stem.hpp>
 #include <infer/kernels/int8_winograd.hpp>
 #include <infer/kernels/int8_winograd43.hpp>
 #include <infer/kernels/int8_winograd43_wrap.hpp>
@@ -55,6 +56,9 @@ struct Int8Part {
   /// A few unpacked input channels (a 3-channel stem) padded to this many (a multiple of 4,
   /// zero weights) and read at pack 4, four channels of a pixel at once; 0 otherwise.
   int padded_channels = 0;
+  /// A pack-1 input of at most 4 channels (a network's first layer) on VNNI runs
+  /// kernels::int8::stem on `packed` (4 channels a tap) instead of the GEMM (prepare() says when).
+  bool stem_vnni = false;
   /// A pack-1 input of at most kernels::gemm::kStemMaxChannels channels (a network's first layer)
   /// into a packed output: kernels::gemm::convolution_stem's weights (the int8 values as floats,
   /// pack_weights<1>) and its epilogue's scale and bias (pack_bias's padding); else empty.
@@ -233,6 +237,36 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
                                                        win, e, act, ws, threads);
   });
   return {};
+}
+
+/// The VNNI stem kernel of a prepared Convolution (q.stem_vnni): `src` (pack 1, at most 4
+/// channels) laid out once as padded words, then kernels::int8::stem::conv_stem on the GEMM's
+/// weights and epilogue; as run_int8_gemm, with the words from the workspace allocator.
+template <class Act>
+Status run_int8_stem(const MatView<i8, 1>& src, Mat& top, const Int8Part& q,
+                     const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
+                     const Option& opt) {
+  namespace st = kernels::int8::stem;
+  if constexpr (st::kAvailable) {
+    const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+    Mat words;
+    INFER_TRY(words.create(Shape::of(int(st::input_bytes(win))), ElemType::i8, 1,
+                           opt.workspace_alloc()));
+    auto* w = static_cast<std::uint32_t*>(words.data());
+    st::layout_input(src, win, w);
+    const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data());
+    with_pack<16>(top.elempack(), [&](auto op) {
+      constexpr int OutPack = decltype(op)::value;
+      if (requantize)
+        st::conv_stem<i8, OutPack>(w, top.view<i8, OutPack>(), q.packed, win, e, act, threads);
+      else
+        st::conv_stem<float, OutPack>(w, top.view<float, OutPack>(), q.packed, win, e, act,
+                                      threads);
+    });
+    return {};
+  } else {
+    return make_error("Convolution: the int8 stem kernel needs AVX-512 VNNI (prepare() chose it)");
+  }
 }
 
 /// The int8 Winograd convolution of a prepared Convolution: F(4x4, 3x3) on VNNI's int32 sums
