@@ -3,6 +3,7 @@
 // in-place graph with the plain one (no fusion, pack 1, no in-place) and with f16/bf16 storage.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <infer/convert.hpp>
 #include <infer/graph.hpp>
 #include <infer/layers/batchnorm.hpp>
 #include <infer/layers/binary_op.hpp>
@@ -388,5 +389,115 @@ TEST_CASE("fused residual sums agree with the plain graph at every type and pack
     compare(pack4.output(), 1e-4f, "fused f32 pack 4");
     compare(half.output(), 2e-2f, "fused f16 pack 8");
     compare(brain.output(), 1e-1f, "fused bf16 pack 16");
+  }
+}
+
+namespace {
+
+// The same fusion for quantized convolutions whose output is float: ResNet's basic block as
+// ncnn's int8 ResNets hold it. q1 requantizes (term 102) into q2, whose float output (term 2)
+// takes the sum with the block's input and the ReLU after it; of a 1x1 pair summed by BinaryOp,
+// q3 (float output) takes the sum, its other input q4's requantized output dequantized (q4 cannot
+// take it).
+constexpr Convolution qconv(int in, int out, int k, int pad, int term) {
+  Convolution c = conv(in, out, k, 1, pad);
+  c.int8_scale_term = term;
+  c.int8.bottom_scale = 40.f;
+  if (term > 100) c.int8.top_scale = 30.f;
+  return c;
+}
+
+static constexpr auto qres = graph::make_graph(
+    input("in", Shape::of(11, 9, 16)),                                   //
+    node(qconv(16, 16, 3, 1, 102), "in", "q1"),                          //
+    node(qconv(16, 16, 3, 1, 2), "q1", "q2"),                            // takes s1 and r1
+    node(Eltwise{1}, from("q2", "in"), "s1"), node(ReLU{}, "s1", "r1"),  //
+    node(qconv(16, 24, 1, 0, 2), "r1", "q3"),                            // takes out
+    node(qconv(16, 24, 1, 0, 102), "r1", "q4"),                          //
+    node(add(), from("q4", "q3"), "out"), output("out"));
+
+using QFused = graph::StaticGraph<qres>;
+using QPlain = graph::StaticGraph<qres, graph::Target{ElemType::f32, 1, false, false}>;
+
+/// Random weights and bias, weight scales per output channel as ncnn's tools write them.
+template <class G>
+void set_int8_weights(G& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  g.for_each_layer([&](auto& l) {
+    using L = std::remove_cvref_t<decltype(l)>;
+    if constexpr (std::is_same_v<L, Convolution>) {
+      l.weight_data.resize(std::size_t(l.weight_data_size));
+      for (float& x : l.weight_data) x = u(rng);
+      l.bias_data.resize(std::size_t(l.num_output));
+      for (float& x : l.bias_data) x = u(rng);
+      const std::size_t per = l.weight_data.size() / std::size_t(l.num_output);
+      l.int8.weight_scales.assign(std::size_t(l.num_output), 1.f);
+      for (std::size_t o = 0; o < l.int8.weight_scales.size(); ++o) {
+        float m = 0.f;
+        for (std::size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(l.weight_data[o * per + i]));
+        l.int8.weight_scales[o] = 127.f / m;
+      }
+    }
+  });
+  REQUIRE(g.finalize().ok());
+}
+
+}  // namespace
+
+TEST_CASE("residual sums fuse into quantized convolutions with a float output (static graph)",
+          "[graph][fusion][residual][int8]") {
+  const graph::Plan p = QFused::plan();
+  REQUIRE(p.error.ok());
+  const std::string text = graph::format_plan(p);
+  INFO(text);
+  for (std::string_view gone : {"s1", "r1", "out"}) {
+    INFO("node " << gone);
+    CHECK_FALSE(has_step(p, gone));
+  }
+  for (std::string_view name : {"q2", "q3"}) {
+    INFO("node " << name);
+    const auto& s = step_of(p, name);
+    REQUIRE(s.in.size() == 2);
+    CHECK(s.type == ElemType::i8);
+    // The residual is read as f32 at the output's pack.
+    CHECK(p.buffers[std::size_t(s.in[1])].type == ElemType::f32);
+    CHECK(p.buffers[std::size_t(s.in[1])].pack == p.buffers[std::size_t(s.out[0])].pack);
+    CHECK(p.buffers[std::size_t(s.out[0])].type == ElemType::f32);
+  }
+  CHECK(step_of(p, "q2").act.type == 1);
+  CHECK(step_of(p, "q4").in.size() == 1);
+  CHECK_THAT(text, Catch::Contains("+sum Eltwise 's1'") && Catch::Contains("+sum BinaryOp 'out'"));
+  // The values: the plan without fusion at pack 1 runs the same integer sums; the dequantized
+  // values agree to float rounding.
+  for (int threads : {1, 2}) {
+    Option opt;
+    opt.num_threads = threads;
+    QPlain plain(opt);
+    set_int8_weights(plain, 5);
+    QFused fused(opt);
+    set_int8_weights(fused, 5);
+    for (unsigned seed : {1u, 2u}) {
+      const Mat in = resnet_input(seed);
+      REQUIRE(plain.forward(in).ok());
+      const Status st = fused.forward(in);
+      INFO((st.ok() ? std::string() : st.message()));
+      REQUIRE(st.ok());
+      Mat got, want;
+      REQUIRE(convert(fused.output(), got, ElemType::f32, 1, opt).ok());
+      REQUIRE(convert(plain.output(), want, ElemType::f32, 1, opt).ok());
+      REQUIRE(got.shape() == Shape::of(11, 9, 24));
+      REQUIRE(want.shape() == got.shape());
+      float peak = 0.f;
+      for (int q = 0; q < 24; ++q)
+        for (std::size_t i = 0; i < 99; ++i)
+          peak = std::max(peak, std::fabs(static_cast<const float*>(want.channel_data(q))[i]));
+      std::size_t off = 0;
+      for (int q = 0; q < 24; ++q)
+        for (std::size_t i = 0; i < 99; ++i)
+          off += !(std::fabs(static_cast<const float*>(got.channel_data(q))[i] -
+                             static_cast<const float*>(want.channel_data(q))[i]) <= 1e-6f * peak);
+      CHECK(off == 0);
+    }
   }
 }

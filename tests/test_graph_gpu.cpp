@@ -404,26 +404,37 @@ TEST_CASE("on the GPU a convolution takes in the residual sum after it, then its
   }
   // With one, a CPU target fuses the sum, as does a GPU target where the convolution stays on the
   // CPU and the sum has no GPU forward either; a sum on the other device than the convolution
-  // stays a step; an int8 convolution keeps it too.
-  for (int form = 0; form < 4; ++form) {
+  // stays a step; an int8 convolution that requantizes keeps it too, one with a float output
+  // takes it (its residual read as f32 at its output's pack).
+  for (int form = 0; form < 5; ++form) {
     graph::GraphDesc d = graph_of(0, form != 1);
     for (graph::NodeDesc& n : d.nodes) {
       if (n.name == "conv") {
         n.fuses_residual = true;
-        n.int8 = form == 3;
+        n.int8 = form >= 3;
+        n.int8_in_scale = 20.f;
+        if (form == 3) {
+          n.int8_out_type = ElemType::i8;
+          n.int8_out_scale = 10.f;
+        }
         if (form == 2) n.vulkan = false;
       }
       if (n.name == "sum" && form == 2) n.vulkan = false;
     }
-    const graph::Plan p = graph::compose(d,
-                                         form == 3   ? graph::Target{}
-                                         : form == 0 ? graph::Target{}
-                                                     : gpu_target(),
-                                         shapes);
+    const graph::Plan p =
+        graph::compose(d, form == 0 || form >= 3 ? graph::Target{} : gpu_target(), shapes);
     REQUIRE(p.error.ok());
     CAPTURE(form);
     INFO(graph::format_plan(p));
-    const bool fused = form == 0 || form == 2;
+    const bool fused = form == 0 || form == 2 || form == 4;
+    if (form == 4) {
+      const StepDesc* c = step_of(p, "conv");
+      REQUIRE(c);
+      REQUIRE(c->in.size() == 2);
+      CHECK(c->type == ElemType::i8);
+      CHECK(p.buffers[std::size_t(c->in[1])].type == ElemType::f32);
+      CHECK(p.buffers[std::size_t(c->in[1])].pack == p.buffers[std::size_t(c->out[0])].pack);
+    }
     CHECK((step_of(p, "sum") == nullptr) == fused);
     CHECK(step_of(p, "conv")->in.size() == (fused ? 2u : 1u));
   }

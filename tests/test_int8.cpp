@@ -59,6 +59,9 @@ struct QuantConv {
   std::vector<float> w, bias, wscale;  // wscale: one per output channel or per group
   float bscale = 127.f / 3.f, tscale = 127.f / 4.f;
   ActivationParam act;
+  /// A fused residual sum's other input (the output's shape; empty: none), added before the
+  /// activation.
+  RefTensor residual{};
 
   RefTensor run(const RefTensor& x, bool x_int8) const {
     const int W = x.shape.w, H = x.shape.h;
@@ -84,6 +87,7 @@ struct QuantConv {
               }
           const float scale_in = ws == 0.f ? 0.f : 1.f / (bscale * ws);
           float v = std::fma(float(sum), scale_in, bias.empty() ? 0.f : bias[std::size_t(oc)]);
+          if (!residual.v.empty()) v += residual.at(ox, oy, 0, oc);
           v = act_ref(v, act);
           out.at(ox, oy, 0, oc) = term > 100 ? float(float2int8(v * tscale)) : v;
         }
@@ -354,6 +358,103 @@ TEST_CASE("int8 Convolution matches ncnn's rules", "[int8][convolution]") {
       ++seed;
     }
   }
+}
+
+TEST_CASE("int8 Convolution forward_residual adds the sum in every int8 kernel's epilogue",
+          "[int8][convolution][residual]") {
+  // A quantized layer with a float output (term 2) takes ResNet's shortcut in, as the composer
+  // fuses it: y = act(sum * scale_in + bias + r). Each int8 kernel: the GEMM (1x1, and a 3x3 on
+  // a map too small for Winograd), Winograd (F(2x2) and F(4x4) without VNNI, F(4x4) on int32
+  // sums with it), the stem (3 channels at pack 1); every pack the input channels allow, int8
+  // and f32 inputs, 1 and 2 threads, the residual at the output's pack and at the widest.
+  struct Case {
+    int cin, cout, k, stride, pad, w, h;
+  };
+  const Case cases[] = {
+      {16, 33, 1, 1, 0, 9, 7},   // 1x1 GEMM, a partial block
+      {24, 16, 3, 1, 1, 6, 5},   // 3x3 on a 6x5 map: the GEMM
+      {16, 24, 3, 1, 1, 18, 17}, // 3x3 stride 1: Winograd (F(4x4) on int32 sums with VNNI)
+      {64, 20, 3, 1, 1, 19, 16}, // 64 channels: F(4x4) without VNNI too, odd tiles
+      {3, 40, 3, 2, 1, 23, 15},  // a 3-channel stem, stride 2
+  };
+  const infer::act::ReLU relu{};
+  unsigned seed = 31;
+  for (const Case& c : cases) {
+    QuantConv q = make_conv(c.cin, c.cout, c.k, c.stride, 1, c.pad, 2, {}, seed++);
+    q.wscale = absmax_scales(q.w, c.cout);
+    q.act = {1, {0.f, 0.f}};  // the sum's ReLU, fused after it
+    const RefTensor x = [&] {
+      RefTensor t(Shape::of(c.w, c.h, c.cin));
+      t.v = uniform(t.v.size(), -3.f, 3.f, seed + 7);
+      return t;
+    }();
+    const int ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+    const int oh = (c.h + 2 * c.pad - c.k) / c.stride + 1;
+    q.residual = RefTensor(Shape::of(ow, oh, c.cout));
+    q.residual.v = uniform(q.residual.v.size(), -2.f, 2.f, seed + 9);
+    Convolution layer = conv_layer(q);
+    CAPTURE(c.cin, c.cout, c.k, c.stride, c.w, c.h);
+    for (const bool as_int8 : {false, true}) {
+      RefTensor xin = x;
+      if (as_int8)
+        for (float& v : xin.v) v = float(float2int8(v * q.bscale));
+      const RefTensor want = q.run(xin, as_int8);
+      for (int pack : {1, 4, 8, 16}) {
+        if (c.cin % pack != 0) continue;
+        Option opt;
+        REQUIRE(layer.prepare(ElemType::i8, pack, opt, x.shape).ok());
+        const Mat in = input_mat(xin, as_int8, pack);
+        for (const int out_pack : {infer::pack_for(c.cout, pack), infer::pack_for(c.cout, 16)}) {
+          const Mat res = input_mat(q.residual, false, out_pack);
+          for (int threads : {1, 2}) {
+            opt.num_threads = threads;
+            INFO("pack " << pack << (as_int8 ? " int8" : " f32") << " input, output pack "
+                         << out_pack << ", threads " << threads);
+            Mat top;
+            REQUIRE(top.create(want.shape, ElemType::f32, out_pack).ok());
+            Status st;
+            infer::layers::detail::with_pack<16>(pack, [&](auto p) {
+              constexpr int P = decltype(p)::value;
+              st = as_int8 ? layer.template forward_residual<infer::i8, P>(in, res, top, opt, relu)
+                           : layer.template forward_residual<infer::f32, P>(in, res, top, opt,
+                                                                            relu);
+            });
+            INFO((st.ok() ? std::string("ok") : st.message()));
+            REQUIRE(st.ok());
+            CHECK(top.elempack() == out_pack);
+            compare(top, want, false);
+          }
+        }
+      }
+    }
+    // With VNNI, the kernels these shapes were meant for ran (the last prepare, at the widest
+    // pack the input allows): F(4x4) on int32 sums, the stem.
+    if (infer::kernels::int8::kVnni && !layer.int8.packed.amx && c.k == 3 && c.stride == 1 &&
+        c.cin >= 16 && ow >= 16 && oh >= 16)
+      CHECK_FALSE(layer.int8.wino43_wrap.u.empty());
+    if (c.cin == 3) CHECK(layer.int8.stem_vnni == infer::kernels::int8::stem::kAvailable);
+  }
+  // A residual that does not match the output, or one given to a requantizing layer: errors.
+  QuantConv q = make_conv(16, 16, 1, 1, 1, 0, 2, {}, 5);
+  q.wscale = absmax_scales(q.w, 16);
+  Convolution layer = conv_layer(q);
+  REQUIRE(layer.prepare(ElemType::i8, 16, Option{}).ok());
+  RefTensor x(Shape::of(5, 4, 16));
+  x.v = uniform(x.v.size(), -1.f, 1.f, 3);
+  const Mat in = input_mat(x, false, 16);
+  Mat top, wrong;
+  REQUIRE(wrong.create(Shape::of(4, 4, 16), ElemType::f32, 16).ok());
+  Status st = layer.forward_residual<infer::f32, 16>(in, wrong, top, Option{}, relu);
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("residual") && Catch::Contains("does not match"));
+  q.term = 102;
+  Convolution requant = conv_layer(q);
+  REQUIRE(requant.prepare(ElemType::i8, 16, Option{}).ok());
+  Mat fits;
+  REQUIRE(fits.create(Shape::of(5, 4, 16), ElemType::f32, 16).ok());
+  st = requant.forward_residual<infer::f32, 16>(in, fits, top, Option{}, relu);
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("requantizes"));
 }
 
 TEST_CASE("int8 Winograd F(4x4, 3x3) on int32 sums: exact up to its bound, refused past it",

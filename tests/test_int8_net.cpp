@@ -138,3 +138,71 @@ TEST_CASE("int8 plans: quantize where float meets int8, int8 blobs passed on", "
   CHECK(a->type() == infer::ElemType::f32);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("int8 plans: residual sums fuse into quantized convolutions with a float output",
+          "[int8][net][fusion][residual]") {
+  // ResNet's basic block quantized as ncnn's int8 models are: c1 requantizes (102) into c2, whose
+  // float output (2) meets the shortcut in an Eltwise and a ReLU; c2 takes both in. A bottleneck
+  // projection pair summed by BinaryOp: c3 (float out) takes the sum, its other input c4's output
+  // dequantized (c4 requantizes, so it cannot); the sum's result read by the caller. A stem (3
+  // channels) into a sum with a float blob of its shape. Every convolution quantized, so the plan
+  // without fusion computes the same values.
+  constexpr const char* kParam =
+      "7767517\n"
+      "14 17\n"
+      "Input in 0 1 data 0=12 1=10 2=16\n"
+      "Split sp 1 2 data d1 d2\n"
+      "Convolution c1 1 1 d1 a 0=16 1=3 4=1 5=1 6=2304 8=102 9=1\n"
+      "Convolution c2 1 1 a b 0=16 1=3 4=1 5=1 6=2304 8=2\n"
+      "Eltwise s1 2 1 b d2 s1 0=1\n"
+      "ReLU r1 1 1 s1 r1\n"
+      "Split sp2 1 2 r1 e1 e2\n"
+      "Convolution c3 1 1 e1 c3 0=24 1=1 5=1 6=384 8=2\n"
+      "Convolution c4 1 1 e2 c4 0=24 1=1 5=1 6=384 8=102\n"
+      "BinaryOp s2 2 1 c4 c3 s2 0=0\n"
+      "Convolution c5 1 1 s2 c5 0=3 1=1 5=1 6=72 8=2\n"
+      "Split sp3 1 2 c5 f1 f2\n"
+      "Convolution c6 1 1 f1 c6 0=3 1=3 4=1 5=1 6=81 8=2\n"
+      "Eltwise out 2 1 c6 f2 out 0=1\n";
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "infer_int8_residual.param";
+  { std::ofstream(path) << kParam; }
+  const infer::graph::Target plain{infer::ElemType::f32, 1, false, false};
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(12, 10, 16));
+  for (int threads : {1, 2}) {
+    infer::Option opt;
+    opt.num_threads = threads;
+    infer::Net net({}, opt), ref(plain, opt);
+    REQUIRE(net.load_param(path).ok());
+    REQUIRE(ref.load_param(path).ok());
+    REQUIRE(net.load_ncnn_random_weights(13).ok());
+    REQUIRE(ref.load_ncnn_random_weights(13).ok());
+    for (const char* blob : {"out", "s2"}) {
+      const std::string text = plan_of(net, in, blob);
+      INFO(text << "threads " << threads);
+      CHECK_THAT(text, Catch::Contains("+sum Eltwise 's1' +ReLU"));
+      CHECK_THAT(text, Catch::Contains("+sum BinaryOp 's2'"));
+      if (std::string_view(blob) == "out") CHECK_THAT(text, Catch::Contains("+sum Eltwise 'out'"));
+      auto got = net.run(in, blob);
+      auto want = ref.run(in, blob);
+      INFO((got.ok() ? std::string() : got.message()));
+      REQUIRE(got.ok());
+      REQUIRE(want.ok());
+      REQUIRE(got->shape() == want->shape());
+      // The same integer sums; the dequantized values agree to float rounding (a layer's
+      // epilogue at one pack or another may round its last bit differently).
+      float peak = 0.f;
+      for (int q = 0; q < want->shape().c; ++q)
+        for (std::size_t i = 0; i < std::size_t(want->shape().w * want->shape().h); ++i)
+          peak = std::max(peak, std::fabs(static_cast<const float*>(want->channel_data(q))[i]));
+      std::size_t off = 0;
+      for (int q = 0; q < got->shape().c; ++q)
+        for (std::size_t i = 0; i < std::size_t(got->shape().w * got->shape().h); ++i)
+          off += !(std::fabs(static_cast<const float*>(got->channel_data(q))[i] -
+                             static_cast<const float*>(want->channel_data(q))[i]) <=
+                   1e-6f * peak);
+      CHECK(off == 0);
+    }
+  }
+  std::filesystem::remove(path);
+}

@@ -11,7 +11,8 @@
 // second input, and then the sum's activation: y = act(conv(x) + bias + r). The merged node runs
 // where the sum ran, when r is ready. On the CPU a float layer with forward_residual
 // (fuses_residual: Convolution, whose kernels add r in their epilogue) does the same where it and
-// the sum both run there.
+// the sum both run there; so does a quantized one whose output is float (int8_scale_term below
+// 100), r then read as f32 at the output's pack.
 // For a GPU target a convolution that takes gates in (vulkan_gate_min_channels) also takes in the
 // squeeze-excitation multiply it alone reads: a channel multiply (BinaryOp mul) of a 3-D map by a
 // 1-D vector of a value per channel, with the activation the multiply took in. The map becomes
@@ -51,8 +52,11 @@ constexpr void fuse(GraphDesc& g, std::vector<int>& order, bool gpu = false,
       if (prod.merged_into >= 0 || prod.out.size() != 1) continue;
       const bool gpu_act = gpu && prod.vulkan && prod.vulkan_fuses_activation;
       const bool gpu_res = gpu && prod.vulkan && prod.vulkan_fuses_residual;
-      // A layer placed on the CPU (no GPU target, or no GPU forward), in float.
-      const bool cpu_res = (!gpu || !prod.vulkan) && prod.fuses_residual && !prod.int8;
+      // A layer placed on the CPU (no GPU target, or no GPU forward) writing float: a float
+      // layer, or a quantized one that does not requantize (its int8 kernels add the residual
+      // to the dequantized value, as the sum would have).
+      const bool cpu_res = (!gpu || !prod.vulkan) && prod.fuses_residual &&
+                           (!prod.int8 || prod.int8_out_type == ElemType::f32);
       // A squeeze-excitation multiply on the GPU, which its reader may take in.
       const bool gpu_gate = gates && gpu && prod.vulkan && prod.channel_mul && prod.in.size() == 2 &&
                             !shapes.empty();

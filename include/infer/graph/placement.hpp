@@ -388,6 +388,13 @@ constexpr PlanError place(Plan& p) {
             detail::convert_on(p, variants, b, Device::vulkan, home, ElemType::f32, pack));
         continue;
       }
+      if (d.int8 && !gpu && d.residual >= 0 && i + 1 == d.in.size()) {
+        // A quantized layer's fused residual: f32, at the pack of its output (the widest).
+        const int res_pack = pack_for(p.blob_shapes[std::size_t(b)].packed_extent(), max_pack);
+        s.in.push_back(
+            detail::buffer_as(p, variants, b, s.device, ElemType::f32, res_pack, 0.f));
+        continue;
+      }
       s.in.push_back(detail::buffer_as(p, variants, b, s.device, s.type, pack, in_scale));
     }
     // A GPU layer whose kernels write any pack (vulkan_any_out_pack) and takes no residual at

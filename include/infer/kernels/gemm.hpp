@@ -133,7 +133,7 @@ inline void store_channels(const MatView<T, OutPack>& out, int c0, int m, std::s
 
 /// The convolutions' store: act(v + the residual at (c0, n)), or act(v) where `res` is empty (a
 /// residual sum the composer fused into the layer: y = act(conv(x) + bias + r)). int8 outputs
-/// take no residual (the layers refuse one). Below a whole vector per output group the residual
+/// take no residual (the layers refuse one; an int8 layer's f32 output takes it). Below a whole vector per output group the residual
 /// is added group by group at the output's pack, the activation applied there too: gathering the
 /// groups into one vector (narrow stores, then a wide load) stalled on store forwarding at every
 /// pixel (yolo-fastest's 8 -> 4 channel 1x1 at 160x160 with its sum: 0.24 ms against 0.07 without).

@@ -61,6 +61,12 @@ struct Epilogue {
   const float* bias = nullptr;         ///< bias (0 without bias_term)
   const std::int32_t* comp = nullptr;  ///< 128 x weight sum on the VNNI path, else zeros
   float out_scale = 0.f;               ///< > 0: requantize to int8 with this scale
+  /// A residual sum the composer fused into the layer (f32 output only): added to the dequantized
+  /// value before the activation, y = act(sum * scale_in + bias + r), as ncnn's Eltwise after the
+  /// layer adds it. Laid out as the output: `residual_step` floats between its channel groups,
+  /// the output's pack lanes a pixel. Null: none.
+  const float* residual = nullptr;
+  std::size_t residual_step = 0;
 };
 
 /// Weights laid out for conv_gemm / gemv.
@@ -119,6 +125,13 @@ inline std::uint8_t gathered(std::int8_t x) {
 }
 inline std::uint32_t gathered4(std::uint32_t x4) { return kVnni ? x4 ^ 0x80808080u : x4; }
 
+/// The fused residual's value for logical channel c of pixel n (the output's layout at OutPack).
+template <int OutPack>
+inline float residual_at(const Epilogue& e, int c, std::size_t n) {
+  return e.residual[std::size_t(c / OutPack) * e.residual_step + n * OutPack +
+                    std::size_t(c % OutPack)];
+}
+
 /// 16 int32 sums of one block (and one pixel) through the epilogue into output channels c0.. of
 /// the group (c0 + lanes < group_m valid), logical channel base `ch0`, pixel n.
 template <class TO, int OutPack, class Act>
@@ -132,6 +145,15 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
     const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(sums), _mm512_loadu_si512(e.comp + slot));
     V x = xsimd::fma(V(_mm512_cvtepi32_ps(s)), V::load_unaligned(e.scale_in + slot),
                      V::load_unaligned(e.bias + slot));
+    if (e.residual) {
+      if (OutPack == 16 && valid == 16 && ch0 % 16 == 0) {
+        x = x + V::load_unaligned(e.residual + std::size_t(ch0 / 16) * e.residual_step + n * 16);
+      } else {
+        for (int l = 0; l < kBlockM; ++l)
+          v[l] = l < valid ? residual_at<OutPack>(e, ch0 + l, n) : 0.f;
+        x = x + V::load_aligned(v);
+      }
+    }
     x = act(x);
     if constexpr (std::same_as<TO, i8>) x = x * V(e.out_scale);
     if (OutPack == 16 && valid == 16 && ch0 % 16 == 0) {
@@ -144,6 +166,7 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
   for (int l = 0; l < kBlockM; ++l) {
     float x = std::fma(float(sums[l] - e.comp[slot + std::size_t(l)]),
                        e.scale_in[slot + std::size_t(l)], e.bias[slot + std::size_t(l)]);
+    if (e.residual && l < valid) x += residual_at<OutPack>(e, ch0 + l, n);
     x = act(x);
     if constexpr (std::same_as<TO, i8>) x *= e.out_scale;
     v[l] = x;

@@ -553,8 +553,9 @@ struct Convolution {
   Status forward_fused(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const;
   /// forward_fused with a residual sum taken in: top = act(conv(bottom) + bias + residual), where
   /// `residual` has the output's shape, type and pack (ResNet's shortcut, which the composer fuses
-  /// into the convolution that produces the sum's other input: graph/fuse.hpp). Float layers
-  /// only; every float algorithm adds it in the kernel's epilogue, before the store. Shares
+  /// into the convolution that produces the sum's other input: graph/fuse.hpp). Every float
+  /// algorithm adds it in the kernel's epilogue, before the store; so do the int8 kernels of a
+  /// quantized layer with a float output (int8_scale_term below 100: `residual` f32). Shares
   /// forward_fused's instantiation of the kernels.
   template <StorageElement T, int Pack, class Act>
   Status forward_residual(const Mat& bottom, const Mat& residual, Mat& top, const Option& opt,
@@ -577,8 +578,11 @@ struct Convolution {
   /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
   /// Pack; `top` int8_output_type() at the pack `top` already holds (a plan's buffer: the composer
   /// gives a quantized layer's output the widest pack), else at pack_for(num_output, Pack).
+  /// `residual` (may be null): a fused sum's other input, f32 at the output's shape and pack,
+  /// added before the activation (the output must then be f32: int8_scale_term below 100).
   template <int Pack, class Act>
-  Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
+  Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act,
+                      const Mat* residual = nullptr) const {
     if (int8.prepared_pack == 0 || int8.scale_in.empty())
       return make_error("Convolution: int8 weights are not prepared (call prepare after load)");
     if (bottom.elempack() != Pack || bottom.dims() != 3)
@@ -596,7 +600,13 @@ struct Convolution {
     if (!in.ok()) return in.error();
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
     const int out_pack = detail::int8_out_pack(top, out_shape, int8_output_type(), Pack);
+    if (residual && int8_output_type() != ElemType::f32)
+      return make_error(
+          "Convolution: a residual sum is fused only into a quantized layer with a float output "
+          "(int8_scale_term {} requantizes)",
+          int8_scale_term);
     INFER_TRY(top.create(out_shape, int8_output_type(), out_pack, opt.blob_alloc()));
+    INFER_TRY(detail::check_residual(residual, top, "Convolution"));
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::int8::ConvWindow win{
         {w.kernel_w, w.kernel_h, w.dilation_w, w.dilation_h, w.stride_w, w.stride_h},
@@ -609,7 +619,7 @@ struct Convolution {
     if constexpr (Pack == 1) {
       if (int8.stem_vnni)
         return detail::run_int8_stem(in.value().template view<i8, 1>(), top, int8, win,
-                                     requantize, act, opt);
+                                     requantize, act, opt, residual);
       if (!int8.stem_weights.empty() && out_pack > 1) {
         // Widened to f32 with the pad (a quantized value): the stem's inner loop then broadcasts
         // floats from memory as the float stem does rather than converting each byte (which took
@@ -630,7 +640,8 @@ struct Convolution {
                   src, top.view<i8, OutPack>(), int8.stem_weights.data(), e, g, act, threads);
             else
               kernels::gemm::convolution_stem<float, float, OutPack>(
-                  src, top.view<float, OutPack>(), int8.stem_weights.data(), e, g, act, threads);
+                  src, top.view<float, OutPack>(), int8.stem_weights.data(), e, g, act, threads,
+                  residual ? residual->view<float, OutPack>() : MatView<float, OutPack>{});
           }
         });
         return {};
@@ -640,14 +651,14 @@ struct Convolution {
       auto padded = detail::int8_pad_channels(in.value(), int8.padded_channels, opt);
       if (!padded.ok()) return padded.error();
       return detail::run_int8_gemm(padded.value().template view<i8, 4>(), top, int8, win,
-                                   requantize, act, opt);
+                                   requantize, act, opt, residual);
     }
     if ((!int8.wino.u.empty() && plan.outw >= 8 && plan.outh >= 8) || !int8.wino43.u.empty() ||
         !int8.wino43_wrap.u.empty())
       return detail::run_int8_wino(in.value().template view<i8, Pack>(), top, int8, win, requantize,
-                                   act, opt);
+                                   act, opt, residual);
     return detail::run_int8_gemm(in.value().template view<i8, Pack>(), top, int8, win, requantize,
-                                 act, opt);
+                                 act, opt, residual);
   }
 
  private:
@@ -655,17 +666,13 @@ struct Convolution {
   template <StorageElement T, int Pack, Algorithm Algo, class Act>
   Status run_with(const Mat& bottom, const Mat* residual, Mat& top, const Option& opt,
                   const Act& act) const {
-    if (residual && (Algo == Algorithm::int8 || std::same_as<T, i8>))
-      return make_error(
-          "Convolution: a residual sum is not fused into a quantized layer (int8_scale_term {})",
-          int8_scale_term);
     if constexpr (Algo == Algorithm::int8 && !std::same_as<T, i8>) {
       // A float input to the quantized layer: the int8 instance quantizes it, so that a program
       // compiles the int8 kernels once (in forward_fused<i8>), not once per float type.
       if (!quantized() || algorithm(Pack) != Algo)
         return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
                           int(Algo), Pack, int(algorithm(Pack)));
-      return forward_fused<i8, Pack>(bottom, top, opt, act);
+      return dispatch<i8, Pack>(bottom, residual, top, opt, act);
     } else if constexpr (Algo == Algorithm::int8 || std::same_as<T, i8>) {
       if (!quantized())
         return make_error("Convolution: an int8 input needs int8_scale_term (got {})",
@@ -673,7 +680,7 @@ struct Convolution {
       if (algorithm(Pack) != Algo)
         return make_error("Convolution: forward_with algorithm {} at pack {}, the layer chooses {}",
                           int(Algo), Pack, int(algorithm(Pack)));
-      return forward_int8<Pack>(bottom, top, opt, act);
+      return forward_int8<Pack>(bottom, top, opt, act, residual);
     } else {
       if (chosen(Pack) != Algo)
         return make_error(

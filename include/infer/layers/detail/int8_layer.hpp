@@ -178,9 +178,16 @@ inline Result<Mat> int8_pad_channels(const Mat& in, int channels, const Option& 
   return out;
 }
 
-/// The epilogue view of a prepared part (`comp`: the GEMM's compensation, or zeros).
-inline kernels::int8::Epilogue epilogue_of(const Int8Part& q, const std::int32_t* comp) {
-  return {q.scale_in.data(), q.bias.data(), comp, q.top_scale};
+/// The epilogue view of a prepared part (`comp`: the GEMM's compensation, or zeros), with a fused
+/// residual sum's other input (f32, the output's shape and pack; may be null).
+inline kernels::int8::Epilogue epilogue_of(const Int8Part& q, const std::int32_t* comp,
+                                           const Mat* residual = nullptr) {
+  return {q.scale_in.data(),
+          q.bias.data(),
+          comp,
+          q.top_scale,
+          residual ? static_cast<const float*>(residual->data()) : nullptr,
+          residual ? residual->cstep() * std::size_t(residual->elempack()) : 0};
 }
 
 /// int8::pack_weights for the GEMM (groups of m outputs over cin inputs x maxk taps), laid out for
@@ -204,7 +211,7 @@ inline kernels::int8::PackedWeights pack_gemm_weights(const std::int8_t* q, int 
 template <int InPack, class Act>
 Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q,
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
-                     const Option& opt) {
+                     const Option& opt, const Mat* residual = nullptr) {
   const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
   // The threads' panels and the groups' gather tables (the kernels write them there: nothing is
   // allocated per forward once the workspace allocator holds a block this size).
@@ -214,7 +221,7 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
                    : kernels::int8::conv_gemm_workspace_bytes<InPack>(q.packed, cin, threads);
   Mat workspace;
   INFER_TRY(workspace.create(Shape::of(int(bytes)), ElemType::i8, 1, opt.workspace_alloc()));
-  const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data());
+  const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data(), residual);
   auto* ws = static_cast<std::uint8_t*>(workspace.data());
   with_pack<16>(top.elempack(), [&](auto op) {
     constexpr int OutPack = decltype(op)::value;
@@ -245,7 +252,7 @@ Status run_int8_gemm(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
 template <class Act>
 Status run_int8_stem(const MatView<i8, 1>& src, Mat& top, const Int8Part& q,
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
-                     const Option& opt) {
+                     const Option& opt, const Mat* residual = nullptr) {
   namespace st = kernels::int8::stem;
   if constexpr (st::kAvailable) {
     const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
@@ -254,7 +261,7 @@ Status run_int8_stem(const MatView<i8, 1>& src, Mat& top, const Int8Part& q,
                            opt.workspace_alloc()));
     auto* w = static_cast<std::uint32_t*>(words.data());
     st::layout_input(src, win, w);
-    const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data());
+    const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data(), residual);
     with_pack<16>(top.elempack(), [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
       if (requantize)
@@ -276,7 +283,7 @@ Status run_int8_stem(const MatView<i8, 1>& src, Mat& top, const Int8Part& q,
 template <int InPack, class Act>
 Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q,
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
-                     const Option& opt) {
+                     const Option& opt, const Mat* residual = nullptr) {
   namespace wg = kernels::int8::winograd;
   namespace w43 = kernels::int8::winograd43;
   const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
@@ -285,7 +292,7 @@ Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
     Mat workspace;
     INFER_TRY(workspace.create(Shape::of(int(workspace_bytes * std::size_t(threads))), ElemType::i8,
                                1, opt.workspace_alloc()));
-    const kernels::int8::Epilogue e = epilogue_of(q, weights.zero.data());
+    const kernels::int8::Epilogue e = epilogue_of(q, weights.zero.data(), residual);
     auto* ws = static_cast<std::uint8_t*>(workspace.data());
     with_pack<16>(top.elempack(), [&](auto op) {
       constexpr int OutPack = decltype(op)::value;
@@ -303,7 +310,7 @@ Status run_int8_wino(const MatView<i8, InPack>& src, Mat& top, const Int8Part& q
     // input with a negative value.
     if (q.wino43_wrap.nonnegative_only &&
         !(win.pad >= 0 && kernels::int8::detail::no_negative(src)))
-      return run_int8_gemm(src, top, q, win, requantize, act, opt);
+      return run_int8_gemm(src, top, q, win, requantize, act, opt, residual);
     namespace w43w = kernels::int8::winograd43_wrap;
     const int tiles = ((win.outw + 3) / 4) * ((win.outh + 3) / 4);
     return run(q.wino43_wrap, w43w::workspace_bytes(q.wino43_wrap, tiles),
