@@ -504,7 +504,8 @@ TEST_CASE("int8 Winograd F(4x4, 3x3) on int32 sums: exact up to its bound, refus
     Mat out;
     REQUIRE(out.create(Shape::of(outw, outh, m), ElemType::f32, 4).ok());
     const std::vector<float> ones(std::size_t(t.m_pad), 1.f), zeros(std::size_t(t.m_pad), 0.f);
-    const infer::kernels::int8::Epilogue e{ones.data(), zeros.data(), t.zero.data(), 0.f};
+    [[maybe_unused]] const infer::kernels::int8::Epilogue e{ones.data(), zeros.data(),
+                                                            t.zero.data(), 0.f};
     for (int threads : {1, 2}) {
       std::vector<std::uint8_t> ws(w43w::workspace_bytes(t, tiles) * std::size_t(threads));
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)

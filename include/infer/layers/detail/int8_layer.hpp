@@ -253,27 +253,28 @@ template <class Act>
 Status run_int8_stem(const MatView<i8, 1>& src, Mat& top, const Int8Part& q,
                      const kernels::int8::ConvWindow& win, bool requantize, const Act& act,
                      const Option& opt, const Mat* residual = nullptr) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
   namespace st = kernels::int8::stem;
-  if constexpr (st::kAvailable) {
-    const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
-    Mat words;
-    INFER_TRY(words.create(Shape::of(int(st::input_bytes(win))), ElemType::i8, 1,
-                           opt.workspace_alloc()));
-    auto* w = static_cast<std::uint32_t*>(words.data());
-    st::layout_input(src, win, w);
-    const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data(), residual);
-    with_pack<16>(top.elempack(), [&](auto op) {
-      constexpr int OutPack = decltype(op)::value;
-      if (requantize)
-        st::conv_stem<i8, OutPack>(w, top.view<i8, OutPack>(), q.packed, win, e, act, threads);
-      else
-        st::conv_stem<float, OutPack>(w, top.view<float, OutPack>(), q.packed, win, e, act,
-                                      threads);
-    });
-    return {};
-  } else {
-    return make_error("Convolution: the int8 stem kernel needs AVX-512 VNNI (prepare() chose it)");
-  }
+  const int threads = opt.num_threads > 1 ? opt.num_threads : 1;
+  Mat words;
+  INFER_TRY(words.create(Shape::of(int(st::input_bytes(win))), ElemType::i8, 1,
+                         opt.workspace_alloc()));
+  auto* w = static_cast<std::uint32_t*>(words.data());
+  st::layout_input(src, win, w);
+  const kernels::int8::Epilogue e = epilogue_of(q, q.packed.comp.data(), residual);
+  with_pack<16>(top.elempack(), [&](auto op) {
+    constexpr int OutPack = decltype(op)::value;
+    if (requantize)
+      st::conv_stem<i8, OutPack>(w, top.view<i8, OutPack>(), q.packed, win, e, act, threads);
+    else
+      st::conv_stem<float, OutPack>(w, top.view<float, OutPack>(), q.packed, win, e, act,
+                                    threads);
+  });
+  return {};
+#else
+  (void)src, (void)top, (void)q, (void)win, (void)requantize, (void)act, (void)opt, (void)residual;
+  return make_error("Convolution: the int8 stem kernel needs AVX-512 VNNI (prepare() chose it)");
+#endif
 }
 
 /// The int8 Winograd convolution of a prepared Convolution: F(4x4, 3x3) on VNNI's int32 sums
