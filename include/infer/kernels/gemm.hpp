@@ -534,12 +534,20 @@ void convolution_gemm_pixels(const MatView<T, InPack>& in, const MatView<T, 1>& 
 
 /// convolution_stem's store of pixel n's sums `v` for output channels c0 .. (bias `bv`): the bias
 /// added, or for integer sums (an int8 layer's, `e.scale` set: their scales `sv`) dequantized as
-/// the int8 kernels' epilogue does and requantized where the output is int8.
+/// the int8 kernels' epilogue does (the residual, if any, added after) and requantized where the
+/// output is int8.
 template <int OutPack, StorageElement T, class Act>
 inline void stem_store(const StemEpilogue& e, V bv, V sv, const MatView<T, OutPack>& out,
                        const MatView<T, OutPack>& res, int c0, int m, std::size_t n, V v,
                        const Act& act) {
   if (e.scale) {
+    if constexpr (!std::same_as<T, i8>) {
+      // A residual sum fused into the int8 layer (its output float): added after dequantizing.
+      if (res.data) {
+        store_sum<OutPack>(out, res, c0, m, n, V(xsimd::fma(v, sv, bv)), act);
+        return;
+      }
+    }
     V y = V(act(xsimd::fma(v, sv, bv)));
     if constexpr (std::same_as<T, i8>) y = y * V(e.out_scale);
     store_channels<OutPack>(out, c0, m, n, y);
