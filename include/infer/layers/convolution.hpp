@@ -387,13 +387,15 @@ struct Convolution {
       int8.wino = {};
       int8.wino43 = {};
       int8.wino43_wrap = {};
+      // The windows either Winograd kernel takes: 3x3, stride 1, dilation 1.
+      const bool wino_window = win.kernel_w == 3 && win.kernel_h == 3 && win.stride_w == 1 &&
+                               win.stride_h == 1 && win.dilation_w == 1 && win.dilation_h == 1;
       // With VNNI (and no AMX tiles, whose GEMM does 16x vpdpwssd's products an instruction):
       // F(4x4, 3x3) on int32 sums where the output map is known to be at least kInt8WrapPixels
       // on a side and the weights keep the sums exact (kernels/int8_winograd43_wrap.hpp).
       if (kernels::int8::kVnni && kernels::int8::winograd43_wrap::kAvailable &&
-          !int8.packed.amx && win.kernel_w == 3 && win.kernel_h == 3 && win.stride_w == 1 && win.stride_h == 1 &&
-          win.dilation_w == 1 && win.dilation_h == 1 && cin >= kInt8WrapChannels &&
-          num_output >= 16 && !int8.padded_channels) {
+          !int8.packed.amx && wino_window && cin >= kInt8WrapChannels && num_output >= 16 &&
+          !int8.padded_channels) {
         detail::WindowPlan wplan;
         if (in.dims == 3 &&
             detail::plan_window(win, detail::conv_pads(*this), in.w, in.h, wplan).ok() &&
@@ -401,10 +403,8 @@ struct Convolution {
           int8.wino43_wrap =
               kernels::int8::winograd43_wrap::transform_weights(q.data(), num_output, cin);
       }
-      if (!kernels::int8::kVnni && win.kernel_w == 3 && win.kernel_h == 3 && win.stride_w == 1 &&
-          win.stride_h == 1 && win.dilation_w == 1 && win.dilation_h == 1 && cin >= 16 &&
-          num_output >= 16 && cin <= kernels::int8::winograd::kMaxChannels &&
-          !int8.padded_channels) {
+      if (!kernels::int8::kVnni && wino_window && cin >= 16 && num_output >= 16 &&
+          cin <= kernels::int8::winograd::kMaxChannels && !int8.padded_channels) {
         // F(4x4, 3x3) (kernels/int8_winograd43.hpp: 1.78x fewer products than F(2x2)) where the
         // output map is known to be at least kInt8Wino43Pixels on a side and there are at least
         // kInt8Wino43Channels inputs; F(2x2) elsewhere and where prepare() is not told the
