@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-section() { printf '\n==== %s ====\n' "$*"; }
 start=$SECONDS
+# Each section's header says when it began (seconds since the start): the log times the phases.
+section() { printf '\n==== %s (at %d s) ====\n' "$*" "$((SECONDS - start))"; }
 
 section "dependencies"
 bash scripts/install-deps.sh

@@ -594,6 +594,7 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
           "[int8][convolution_depthwise]") {
   struct Case {
     int cin, cout, group, k, stride, pad, w, h, term;
+    int dil = 1, kh = 0, stride_h = 0;  // kh, stride_h 0: as k, stride
   };
   const Case cases[] = {
       {24, 24, 24, 3, 1, 1, 9, 7, 101},  // per-channel scales, requantized
@@ -607,11 +608,18 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
       {12, 18, 3, 3, 1, 1, 8, 5, 1},    // grouped: 4 in, 6 out a group
       {32, 64, 2, 1, 1, 0, 6, 6, 101},  // grouped 1x1, 16 in and 32 out a group
       {24, 24, 3, 3, 2, 1, 9, 9, 2},    // grouped 8 x 8, stride 2
+      // Windows over rows that are not neighbours or not alike: dilation 2 and 3 (pads wider
+      // than a row of windows: rows wholly in the pad), 3 wide x 5 high with strides 2 x 1, 7x7.
+      {32, 32, 32, 3, 1, 2, 13, 9, 101, 2},
+      {16, 16, 16, 3, 1, 4, 6, 5, 1, 3},
+      {16, 16, 16, 3, 2, 1, 19, 11, 2, 1, 5, 1},
+      {16, 16, 16, 7, 1, 3, 12, 10, 102},
   };
   unsigned seed = 101;
   for (const Case& c : cases) {
     const ActivationParam act = seed % 2 ? ActivationParam{1, {0.f, 0.f}} : ActivationParam{};
-    QuantConv q = make_conv(c.cin, c.cout, c.k, c.stride, 1, c.pad, c.term, act, seed, c.group);
+    QuantConv q = make_conv(c.cin, c.cout, c.k, c.stride, c.dil, c.pad, c.term, act, seed,
+                            c.group, c.kh, c.stride_h);
     const bool one = c.term == 2 || c.term == 102;
     q.wscale = absmax_scales(q.w, one ? 1 : c.group);
     if (one) q.wscale.assign(std::size_t(c.group), q.wscale[0]);
@@ -619,6 +627,7 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
     x.v = uniform(x.v.size(), -3.f, 3.f, seed + 2);
     ConvolutionDepthWise layer{.num_output = c.cout,
                                .kernel_w = c.k,
+                               .dilation_w = c.dil,
                                .stride_w = c.stride,
                                .pad_left = c.pad,
                                .bias_term = 1,
@@ -626,12 +635,14 @@ TEST_CASE("int8 ConvolutionDepthWise matches ncnn's rules: depthwise and grouped
                                .group = c.group,
                                .int8_scale_term = c.term,
                                .activation = act};
+    if (c.kh) layer.kernel_h = c.kh;
+    if (c.stride_h) layer.stride_h = c.stride_h;
     layer.weight_data = q.w;
     layer.bias_data = q.bias;
     layer.int8.weight_scales = q.wscale;
     layer.int8.bottom_scale = q.bscale;
     layer.int8.top_scale = c.term > 100 ? q.tscale : 0.f;
-    CAPTURE(c.cin, c.cout, c.group, c.k, c.stride, c.term);
+    CAPTURE(c.cin, c.cout, c.group, c.k, c.stride, c.term, c.dil, c.kh, c.stride_h);
     sweep(layer, q, x, "ConvolutionDepthWise");
     ++seed;
   }

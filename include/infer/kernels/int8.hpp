@@ -595,24 +595,46 @@ void gemv(const std::uint8_t* xs, float* out, const PackedWeights& w, const Epil
   }
 }
 
+/// The columns of conv_depthwise's widened rows: every column an output row's windows read, from
+/// the first window's left edge (pad included) to the last one's right edge.
+inline int depthwise_row_width(const ConvWindow& win) {
+  return (win.outw - 1) * win.g.stride_w + (win.g.kernel_w - 1) * win.g.dilation_w + 1;
+}
+
+/// The input rows one output row of conv_depthwise reads at most (its window's height, dilated).
+inline int depthwise_row_span(const ConvWindow& win) {
+  return (win.g.kernel_h - 1) * win.g.dilation_h + 1;
+}
+
+/// Floats of workspace each thread of conv_depthwise needs at pack Pack: its ring of input rows
+/// widened to f32 (depthwise_row_span rows of depthwise_row_width columns), then the index of the
+/// row each ring slot holds.
+template <int Pack>
+std::size_t conv_depthwise_workspace_floats(const ConvWindow& win) {
+  const std::size_t span = std::size_t(depthwise_row_span(win));
+  return span * std::size_t(depthwise_row_width(win)) * Pack + span;
+}
+
 /// Depthwise convolution (one input and one output channel per group) on int8 values, Pack
 /// channels at a time: `weights` [c / Pack][maxk][Pack] as floats of the int8 values, epilogue
-/// slots by channel.
+/// slots by channel. `workspace`: conv_depthwise_workspace_floats<Pack>(win) floats per thread
+/// (num_threads x that in all).
+///
+/// Each input row a window reads is widened to f32 once per channel pack, into a ring of rows
+/// with the pad value around them (rows above and below the input all pad), so that every tap of
+/// every output pixel is one multiply-add from memory with no bounds test: the taps converted
+/// bytes to floats one pixel and tap at a time before (a stride-1 3x3 layer converted each input
+/// value nine times). The sums run in the same order on the same values: outputs are unchanged.
 template <class TO, int Pack, class Act>
 void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, const float* weights,
-                    const ConvWindow& win, const Epilogue& e, const Act& act, int num_threads) {
+                    const ConvWindow& win, const Epilogue& e, const Act& act, float* workspace,
+                    int num_threads) {
   // The Pack lanes as B registers of W floats (pack 16 on AVX2: two of 8).
   constexpr int W = kernels::detail::Lanes<Pack>::W, B = Pack / W;
-  // Output pixels summed side by side where their windows lie inside the input: eight on one
-  // register a pixel, four where a pixel takes two (pack 16 on AVX2), within 16 registers.
+  // Output pixels summed side by side: eight on one register a pixel, four where a pixel takes
+  // two (pack 16 on AVX2), within 16 registers.
   constexpr int kBlock = B == 1 ? 8 : 4;
   using V = typename kernels::detail::VecOf<W>::type;
-  auto load = [](const i8* p) -> V {
-    if constexpr (W == 1)
-      return float(*p);
-    else
-      return simd::load<W>(p);
-  };
   auto vec = [](const float* p) -> V {
     if constexpr (W == 1)
       return *p;
@@ -628,10 +650,19 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
   const ConvGeometry& geo = win.g;
   const int maxk = geo.kernel_w * geo.kernel_h;
   const int groups = out.c;
+  const int span = depthwise_row_span(win), width = depthwise_row_width(win);
+  const std::size_t row_floats = std::size_t(width) * Pack;
+  const std::size_t per_thread = conv_depthwise_workspace_floats<Pack>(win);
+  constexpr float kNoRow = -16777216.f;  // below any row index (-pad_top at least)
   const std::size_t work = std::size_t(win.outw) * std::size_t(win.outh) * std::size_t(groups) *
                            std::size_t(maxk) * Pack;
-#pragma omp parallel for num_threads(num_threads) if (kernels::detail::worth_threads(work))
+  const int threads = kernels::detail::worth_threads(work) ? num_threads : 1;
+#pragma omp parallel for num_threads(threads) if (threads > 1)
   for (int q = 0; q < groups; ++q) {
+    float* ring = workspace + std::size_t(omp_get_thread_num()) * per_thread;
+    // The input row each ring slot holds (as a float: exact for any row index below 2^24).
+    float* held = ring + std::size_t(span) * row_floats;
+    std::fill(held, held + span, kNoRow);
     const i8* plane = in.channel(q);
     const float* wq = weights + std::size_t(q) * std::size_t(maxk) * Pack;
     V scale[B], bias[B];
@@ -639,8 +670,38 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
       scale[b] = vec(e.scale_in + std::size_t(q) * Pack + std::size_t(b) * W);
       bias[b] = vec(e.bias + std::size_t(q) * Pack + std::size_t(b) * W);
     }
-    const V pad = V(float(win.pad));
+    const float pad = float(win.pad);
     TO* dst = out.channel(q);
+    // The ring slot of input row iy (iy >= -pad_top): the rows one output row reads are span
+    // consecutive rows at most, each in its own slot, and a row stays in its slot until every
+    // output row reading it is done.
+    auto slot_of = [&](int iy) {
+      return ring + std::size_t((iy + win.pad_top) % span) * row_floats;
+    };
+    // Input row iy (may lie in the pad) widened into its slot unless the slot holds it already.
+    auto widen = [&](int iy) {
+      float* r = slot_of(iy);
+      float& h = held[(iy + win.pad_top) % span];
+      if (h == float(iy)) return;
+      h = float(iy);
+      if (iy < 0 || iy >= in.h) {
+        std::fill(r, r + row_floats, pad);
+        return;
+      }
+      const i8* src = plane + std::size_t(iy) * std::size_t(in.w) * Pack;
+      for (int j = 0; j < width; ++j) {
+        const int ix = j - win.pad_left;
+        float* d = r + std::size_t(j) * Pack;
+        if (ix < 0 || ix >= in.w) {
+          std::fill(d, d + Pack, pad);
+        } else if constexpr (W == 1) {
+          for (int l = 0; l < Pack; ++l) d[l] = float(src[std::size_t(ix) * Pack + l]);
+        } else {
+          for (int b = 0; b < B; ++b)
+            simd::store<W>(d + b * W, simd::load<W>(src + std::size_t(ix) * Pack + b * W));
+        }
+      }
+    };
     // Bias, activation, requantization and the store of output pixel (oy, ox).
     auto finish = [&](int oy, int ox, V* acc) {
       const std::size_t at = (std::size_t(oy) * std::size_t(win.outw) + std::size_t(ox)) * Pack;
@@ -653,61 +714,57 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
           simd::store<W>(dst + at + std::size_t(b) * W, v);
       }
     };
-    // Whether output column ox's window lies inside the input's columns.
-    auto column_in = [&](int ox) {
-      const int ix0 = ox * geo.stride_w - win.pad_left;
-      return ix0 >= 0 && ix0 + (geo.kernel_w - 1) * geo.dilation_w < in.w;
+    const std::size_t step = std::size_t(geo.stride_w) * Pack;
+    // N neighbouring output pixels from column ox: independent sums, so that the multiply-adds
+    // of one tap do not wait on each other.
+    // (The loops over pixels and registers unrolled whole: GCC otherwise keeps the sums in
+    // memory, each multiply-add waiting on the store of the one before.)
+    auto pixels = [&]<int N>(int oy, int ox) {
+      V acc[N][B];
+#pragma GCC unroll 8
+      for (int p = 0; p < N; ++p)
+#pragma GCC unroll 2
+        for (int b = 0; b < B; ++b) acc[p][b] = V(0.f);
+      // The slot of row iy0 + ky * dilation_h, stepped without a division.
+      int slot = (oy * geo.stride_h) % span;
+      const int slot_step = geo.dilation_h % span;
+      for (int ky = 0; ky < geo.kernel_h; ++ky) {
+        const float* r = ring + std::size_t(slot) * row_floats + std::size_t(ox) * step;
+        slot += slot_step;
+        if (slot >= span) slot -= span;
+        for (int kx = 0; kx < geo.kernel_w; ++kx) {
+          const float* wt = wq + std::size_t(ky * geo.kernel_w + kx) * Pack;
+          V w[B];
+#pragma GCC unroll 2
+          for (int b = 0; b < B; ++b) w[b] = vec(wt + b * W);
+          const float* src = r + std::size_t(kx * geo.dilation_w) * Pack;
+#pragma GCC unroll 8
+          for (int p = 0; p < N; ++p)
+#pragma GCC unroll 2
+            for (int b = 0; b < B; ++b)
+              acc[p][b] =
+                  fma(vec(src + std::size_t(p) * step + std::size_t(b) * W), w[b], acc[p][b]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int p = 0; p < N; ++p) finish(oy, ox + p, acc[p]);
     };
     for (int oy = 0; oy < win.outh; ++oy) {
       const int iy0 = oy * geo.stride_h - win.pad_top;
-      const bool rows_in = iy0 >= 0 && iy0 + (geo.kernel_h - 1) * geo.dilation_h < in.h;
-      for (int ox = 0; ox < win.outw;) {
-        if (rows_in && ox + kBlock <= win.outw && column_in(ox) && column_in(ox + kBlock - 1)) {
-          // kBlock neighbouring pixels whose windows lie inside the input: independent sums, so
-          // that the FMAs of one tap are not waiting on each other.
-          V acc[kBlock][B];
-          for (int p = 0; p < kBlock; ++p)
-            for (int b = 0; b < B; ++b) acc[p][b] = V(0.f);
-          const std::size_t step = std::size_t(geo.stride_w) * Pack;
-          for (int ky = 0; ky < geo.kernel_h; ++ky) {
-            const i8* row =
-                plane + std::size_t(iy0 + ky * geo.dilation_h) * std::size_t(in.w) * Pack;
-            for (int kx = 0; kx < geo.kernel_w; ++kx) {
-              const float* wt = wq + std::size_t(ky * geo.kernel_w + kx) * Pack;
-              V w[B];
-              for (int b = 0; b < B; ++b) w[b] = vec(wt + b * W);
-              const i8* src =
-                  row + std::size_t(ox * geo.stride_w - win.pad_left + kx * geo.dilation_w) * Pack;
-              for (int p = 0; p < kBlock; ++p)
-                for (int b = 0; b < B; ++b)
-                  acc[p][b] =
-                      fma(load(src + std::size_t(p) * step + std::size_t(b) * W), w[b], acc[p][b]);
-            }
-          }
-          for (int p = 0; p < kBlock; ++p) finish(oy, ox + p, acc[p]);
-          ox += kBlock;
-          continue;
+      for (int ky = 0; ky < geo.kernel_h; ++ky) widen(iy0 + ky * geo.dilation_h);
+      int ox = 0;
+      for (; ox + kBlock <= win.outw; ox += kBlock) pixels.template operator()<kBlock>(oy, ox);
+      // The row's last pixels in blocks of 4, 2 and 1 (one sum alone waits on each of its taps).
+      if constexpr (kBlock > 4)
+        if (ox + 4 <= win.outw) {
+          pixels.template operator()<4>(oy, ox);
+          ox += 4;
         }
-        const int ix0 = ox * geo.stride_w - win.pad_left;
-        const bool inside = rows_in && column_in(ox);
-        V acc[B];
-        for (int b = 0; b < B; ++b) acc[b] = V(0.f);
-        for (int ky = 0; ky < geo.kernel_h; ++ky) {
-          const int iy = iy0 + ky * geo.dilation_h;
-          for (int kx = 0; kx < geo.kernel_w; ++kx) {
-            const int ix = ix0 + kx * geo.dilation_w;
-            const float* wt = wq + std::size_t(ky * geo.kernel_w + kx) * Pack;
-            const bool in_bounds = inside || (iy >= 0 && iy < in.h && ix >= 0 && ix < in.w);
-            const i8* src =
-                in_bounds ? plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * Pack
-                          : plane;
-            for (int b = 0; b < B; ++b)
-              acc[b] = fma(in_bounds ? load(src + b * W) : pad, vec(wt + b * W), acc[b]);
-          }
-        }
-        finish(oy, ox, acc);
-        ++ox;
+      if (ox + 2 <= win.outw) {
+        pixels.template operator()<2>(oy, ox);
+        ox += 2;
       }
+      if (ox < win.outw) pixels.template operator()<1>(oy, ox);
     }
   }
 }

@@ -466,13 +466,20 @@ struct ConvolutionDepthWise {
     const bool requant = int8_scale_term > 100;
     if (depthwise()) {  // out_pack == Pack
       const kernels::int8::Epilogue e = detail::epilogue_of(int8, nullptr);
+      // The kernel's rows widened to f32, a ring per thread.
+      const int threads = std::max(opt.num_threads, 1);
+      const std::size_t floats = kernels::int8::conv_depthwise_workspace_floats<Pack>(win);
+      Mat workspace;
+      INFER_TRY(workspace.create(Shape::of(int(floats * std::size_t(threads))), ElemType::f32, 1,
+                                 opt.workspace_alloc()));
+      float* ws = workspace.data_as<float>();
       if (requant)
         kernels::int8::conv_depthwise<i8, Pack>(src, top.view<i8, Pack>(), int8.dw_weights.data(),
-                                                win, e, act, opt.num_threads);
+                                                win, e, act, ws, threads);
       else
         kernels::int8::conv_depthwise<float, Pack>(src, top.view<float, Pack>(),
-                                                   int8.dw_weights.data(), win, e, act,
-                                                   opt.num_threads);
+                                                   int8.dw_weights.data(), win, e, act, ws,
+                                                   threads);
       return {};
     }
     return detail::run_int8_gemm(src, top, int8, win, requant, act, opt);
