@@ -608,11 +608,14 @@ inline int depthwise_row_span(const ConvWindow& win) {
 
 /// Floats of workspace each thread of conv_depthwise needs at pack Pack: its ring of input rows
 /// widened to f32 (depthwise_row_span rows of depthwise_row_width columns), then the index of the
-/// row each ring slot holds.
+/// row each ring slot holds, rounded up to whole cache lines (so that each thread's ring starts on
+/// one: a ring off the line split every load of the thread's multiply-adds in two).
 template <int Pack>
 std::size_t conv_depthwise_workspace_floats(const ConvWindow& win) {
+  constexpr std::size_t kLine = 64 / sizeof(float);
   const std::size_t span = std::size_t(depthwise_row_span(win));
-  return span * std::size_t(depthwise_row_width(win)) * Pack + span;
+  const std::size_t floats = span * std::size_t(depthwise_row_width(win)) * Pack + span;
+  return (floats + kLine - 1) / kLine * kLine;
 }
 
 /// Depthwise convolution (one input and one output channel per group) on int8 values, Pack
