@@ -675,16 +675,13 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
     }
     const float pad = float(win.pad);
     TO* dst = out.channel(q);
-    // The ring slot of input row iy (iy >= -pad_top): the rows one output row reads are span
-    // consecutive rows at most, each in its own slot, and a row stays in its slot until every
-    // output row reading it is done.
-    auto slot_of = [&](int iy) {
-      return ring + std::size_t((iy + win.pad_top) % span) * row_floats;
-    };
-    // Input row iy (may lie in the pad) widened into its slot unless the slot holds it already.
+    // Input row iy (iy >= -pad_top; may lie in the pad) widened into ring slot
+    // (iy + pad_top) % span unless the slot holds it already: the rows one output row reads are
+    // span consecutive rows at most, each in its own slot.
     auto widen = [&](int iy) {
-      float* r = slot_of(iy);
-      float& h = held[(iy + win.pad_top) % span];
+      const int slot = (iy + win.pad_top) % span;
+      float* r = ring + std::size_t(slot) * row_floats;
+      float& h = held[slot];
       if (h == float(iy)) return;
       h = float(iy);
       if (iy < 0 || iy >= in.h) {
@@ -718,6 +715,9 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
       }
     };
     const std::size_t step = std::size_t(geo.stride_w) * Pack;
+    // The slot of the output row's first input row (row iy0 = oy * stride_h - pad_top).
+    int row_slot = 0;
+    const int slot_step = geo.dilation_h % span;
     // N neighbouring output pixels from column ox: independent sums, so that the multiply-adds
     // of one tap do not wait on each other.
     // (The loops over pixels and registers unrolled whole: GCC otherwise keeps the sums in
@@ -729,8 +729,7 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
 #pragma GCC unroll 2
         for (int b = 0; b < B; ++b) acc[p][b] = V(0.f);
       // The slot of row iy0 + ky * dilation_h, stepped without a division.
-      int slot = (oy * geo.stride_h) % span;
-      const int slot_step = geo.dilation_h % span;
+      int slot = row_slot;
       for (int ky = 0; ky < geo.kernel_h; ++ky) {
         const float* r = ring + std::size_t(slot) * row_floats + std::size_t(ox) * step;
         slot += slot_step;
@@ -755,6 +754,7 @@ void conv_depthwise(const MatView<i8, Pack>& in, const MatView<TO, Pack>& out, c
     for (int oy = 0; oy < win.outh; ++oy) {
       const int iy0 = oy * geo.stride_h - win.pad_top;
       for (int ky = 0; ky < geo.kernel_h; ++ky) widen(iy0 + ky * geo.dilation_h);
+      row_slot = (oy * geo.stride_h) % span;
       int ox = 0;
       for (; ox + kBlock <= win.outw; ox += kBlock) pixels.template operator()<kBlock>(oy, ox);
       // The row's last pixels in blocks of 4, 2 and 1 (one sum alone waits on each of its taps).
