@@ -7,6 +7,7 @@
 #include <infer/graph.hpp>
 #include <infer/layers/batchnorm.hpp>
 #include <infer/layers/binary_op.hpp>
+#include <infer/layers/concat.hpp>
 #include <infer/layers/convolution.hpp>
 #include <infer/layers/convolution_depthwise.hpp>
 #include <infer/layers/deconvolution.hpp>
@@ -17,6 +18,7 @@
 #include <infer/layers/pooling.hpp>
 #include <infer/layers/relu.hpp>
 #include <infer/layers/scale.hpp>
+#include <infer/layers/split.hpp>
 #include <infer/layers/swish.hpp>
 #include <random>
 
@@ -500,4 +502,114 @@ TEST_CASE("residual sums fuse into quantized convolutions with a float output (s
       CHECK(off == 0);
     }
   }
+}
+
+namespace {
+
+// A fire module and a VGG stage's end as ncnn's int8 SqueezeNet and VGG-16 hold them: e1 and e3
+// (float outputs, term 2) reach v, a quantized reader, only through a Concat and a max Pooling,
+// so the composer has them write int8 at v's input scale and nothing is quantized before v; v
+// (float output) feeds an average Pooling, so it stays f32, and `out` quantizes what that gives.
+constexpr Pooling pool(int type, int k, int s) {
+  Pooling p;
+  p.pooling_type = type;
+  p.kernel_w = k;
+  p.stride_w = s;
+  return p;
+}
+
+static constexpr auto qfire = graph::make_graph(
+    input("in", Shape::of(11, 9, 16)),                                                      //
+    node(qconv(16, 8, 1, 0, 102), "in", "sq"), node(Split{}, "sq", graph::to("s1", "s2")),  //
+    node(qconv(8, 16, 1, 0, 2), "s1", "e1"), node(qconv(8, 16, 3, 1, 2), "s2", "e3"),        //
+    node(Concat{0}, from("e1", "e3"), "cat"), node(pool(0, 3, 2), "cat", "p"),               //
+    node(qconv(32, 24, 3, 1, 2), "p", "v"), node(pool(1, 2, 2), "v", "a"),                   //
+    node(qconv(24, 8, 1, 0, 2), "a", "out"), output("out"));
+
+using FireFused = graph::StaticGraph<qfire>;
+using FirePlain = graph::StaticGraph<qfire, graph::Target{ElemType::f32, 1, false, false}>;
+
+std::size_t quantize_steps(const graph::Plan& p) {
+  std::size_t n = 0;
+  for (const auto& s : p.steps)
+    n += s.kind == graph::StepDesc::cast && p.buffers[std::size_t(s.out[0])].type == ElemType::i8;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("float outputs of quantized layers are requantized for their int8 readers (static)",
+          "[graph][fusion][int8][requantize]") {
+  const graph::Plan p = FireFused::plan();
+  REQUIRE(p.error.ok());
+  const std::string text = graph::format_plan(p);
+  INFO(text);
+  const auto node_of = [&](const graph::Plan& q, std::string_view name) -> const graph::NodeDesc& {
+    return q.desc.nodes[std::size_t(step_of(q, name).node)];
+  };
+  for (std::string_view name : {"e1", "e3"}) {
+    INFO("node " << name);
+    const auto& out = p.buffers[std::size_t(step_of(p, name).out[0])];
+    CHECK(out.type == ElemType::i8);
+    CHECK(out.scale == 40.f);
+    CHECK(node_of(p, name).int8_requantized);
+  }
+  // Concat and the max Pooling run on the int8 values; v reads them as they are.
+  CHECK(step_of(p, "cat").type == ElemType::i8);
+  CHECK(step_of(p, "p").type == ElemType::i8);
+  CHECK(step_of(p, "v").in[0] == step_of(p, "p").out[0]);
+  CHECK(node_of(p, "v").int8_reads_requantized);
+  // v's output goes on through an average Pooling: f32, quantized again for `out`.
+  CHECK_FALSE(node_of(p, "v").int8_requantized);
+  CHECK(p.buffers[std::size_t(step_of(p, "v").out[0])].type == ElemType::f32);
+  CHECK(step_of(p, "a").type == ElemType::f32);
+  // Quantize steps: the input (for sq), s1 and s2 (sq writes them at its top scale 30, e1 and e3
+  // read them at 40) and a (for out); without the pass, one more before v.
+  CHECK(quantize_steps(p) == 4);
+  const graph::Plan unfused = FirePlain::plan();
+  CHECK(quantize_steps(unfused) == 5);
+  CHECK_FALSE(node_of(unfused, "e1").int8_requantized);
+  // The values: the same int8 values reach every quantized layer, so the float output agrees
+  // with the plan without fusion to float rounding.
+  for (int threads : {1, 2}) {
+    Option opt;
+    opt.num_threads = threads;
+    FirePlain plain(opt);
+    set_int8_weights(plain, 9);
+    FireFused fused(opt);
+    set_int8_weights(fused, 9);
+    for (unsigned seed : {1u, 2u}) {
+      const Mat in = resnet_input(seed);
+      REQUIRE(plain.forward(in).ok());
+      const Status st = fused.forward(in);
+      INFO((st.ok() ? std::string() : st.message()));
+      REQUIRE(st.ok());
+      Mat got, want;
+      REQUIRE(convert(fused.output(), got, ElemType::f32, 1, opt).ok());
+      REQUIRE(convert(plain.output(), want, ElemType::f32, 1, opt).ok());
+      REQUIRE(got.shape() == Shape::of(3, 2, 8));
+      REQUIRE(want.shape() == got.shape());
+      float peak = 0.f;
+      for (int q = 0; q < 8; ++q)
+        for (std::size_t i = 0; i < 6; ++i)
+          peak = std::max(peak, std::fabs(static_cast<const float*>(want.channel_data(q))[i]));
+      CHECK(peak > 0.f);
+      std::size_t off = 0;
+      for (int q = 0; q < 8; ++q)
+        for (std::size_t i = 0; i < 6; ++i)
+          off += !(std::fabs(static_cast<const float*>(got.channel_data(q))[i] -
+                             static_cast<const float*>(want.channel_data(q))[i]) <= 1e-6f * peak);
+      CHECK(off == 0);
+    }
+  }
+  // Weights that give v another input scale than the plan was made for: refused.
+  FireFused moved;
+  set_int8_weights(moved, 9);
+  moved.for_each_layer([](auto& l) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(l)>, Convolution>)
+      if (l.num_output == 24) l.int8.bottom_scale = 20.f;
+  });
+  const Status st = moved.finalize();
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("'v'") && Catch::Contains("int8 input scale is 20"));
 }

@@ -97,7 +97,7 @@ TEST_CASE("int8 networks match ncnn's int8 outputs", "[int8][net]") {
 
 TEST_CASE("int8 plans: quantize where float meets int8, int8 blobs passed on", "[int8][net]") {
   // conv1 (float out) -> ReLU -> qa (int8 out, term 102) -> Split -> qb (int8 in, float out)
-  //                                                              \-> Pooling (float: dequantized)
+  //                                                              \-> max Pooling (int8 too)
   constexpr const char* kParam =
       "7767517\n"
       "6 7\n"
@@ -117,15 +117,22 @@ TEST_CASE("int8 plans: quantize where float meets int8, int8 blobs passed on", "
   const std::string text = plan_of(net, in, "out");
   INFO(text);
   // One quantize (the graph input into qa); qa's int8 output goes through the Split to qb
-  // without a cast; the Pooling reads it dequantized by qa's top scale.
-  std::size_t quantize = 0, dequantize = 0;
-  for (std::size_t at = 0; (at = text.find("quantize -> i8", at)) != std::string::npos; ++at)
-    ++quantize;
-  for (std::size_t at = 0; (at = text.find("dequantize -> f32", at)) != std::string::npos; ++at)
-    ++dequantize;
-  CHECK(quantize == 1);
-  CHECK(dequantize == 1);
-  CHECK_THAT(text, Catch::Contains("dequantize -> f32 (scale 42.3333)"));
+  // without a cast, and through the max Pooling (int8 values too): nothing is dequantized.
+  const auto count = [](const std::string& t, std::string_view what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = t.find(what, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  CHECK(count(text, "quantize -> i8") == 1);
+  CHECK(count(text, "dequantize -> f32") == 0);
+  const std::size_t pool_at = text.find("Pooling 'pool'");
+  REQUIRE(pool_at != std::string::npos);
+  CHECK_THAT(text.substr(pool_at, text.find('\n', pool_at) - pool_at),
+             Catch::Contains("-> p[4x4x32 i8"));
+  // The caller reading the Pooling's output gets it dequantized by qa's top scale.
+  const std::string pooled_plan = plan_of(net, in, "p");
+  INFO(pooled_plan);
+  CHECK(count(pooled_plan, "dequantize -> f32 (scale 42.3333)") == 1);
   auto out = net.run(in, "out");
   INFO((out.ok() ? std::string() : out.message()));
   REQUIRE(out.ok());
@@ -136,6 +143,105 @@ TEST_CASE("int8 plans: quantize where float meets int8, int8 blobs passed on", "
   auto a = net.run(in, "a");
   REQUIRE(a.ok());
   CHECK(a->type() == infer::ElemType::f32);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("int8 plans: float outputs requantized for their int8 readers",
+          "[int8][net][requantize]") {
+  // A SqueezeNet fire module and a VGG stage's end as ncnn's int8 models hold them: e1 and e3
+  // (float outputs, term 2) reach v only through a Concat and a max Pooling, so they write int8 at
+  // v's input scale; v's float output goes on through an average Pooling, so it stays f32.
+  constexpr const char* kParam =
+      "7767517\n"
+      "10 11\n"
+      "Input in 0 1 data 0=11 1=9 2=16\n"
+      "Convolution sq 1 1 data s 0=8 1=1 5=1 6=128 8=102 9=1\n"
+      "Split sp 1 2 s s1 s2\n"
+      "Convolution e1 1 1 s1 a 0=16 1=1 5=1 6=128 8=2 9=1\n"
+      "Convolution e3 1 1 s2 b 0=16 1=3 4=1 5=1 6=1152 8=2 9=1\n"
+      "Concat cat 2 1 a b c\n"
+      "Pooling pool 1 1 c p 0=0 1=3 2=2\n"
+      "Convolution v 1 1 p w 0=24 1=3 4=1 5=1 6=6912 8=2 9=1\n"
+      "Pooling avg 1 1 w q 0=1 1=2 2=2\n"
+      "Convolution out 1 1 q out 0=8 1=1 5=1 6=192 8=2\n";
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "infer_int8_requantize.param";
+  { std::ofstream(path) << kParam; }
+  const infer::graph::Target plain{infer::ElemType::f32, 1, false, false};
+  const infer::Mat in = infer::test::make_model_input(infer::Shape::of(11, 9, 16));
+  const auto count = [](const std::string& text, std::string_view what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  for (int threads : {1, 2}) {
+    infer::Option opt;
+    opt.num_threads = threads;
+    infer::Net net({}, opt), ref(plain, opt);
+    REQUIRE(net.load_param(path).ok());
+    REQUIRE(ref.load_param(path).ok());
+    REQUIRE(net.load_ncnn_random_weights(17).ok());
+    REQUIRE(ref.load_ncnn_random_weights(17).ok());
+    const std::string text = plan_of(net, in, "out");
+    INFO(text << "threads " << threads);
+    // The input (for sq) and q (for out) are quantized; without the pass, p too (for v).
+    CHECK(count(text, "quantize -> i8") == 2);
+    CHECK(count(plan_of(ref, in, "out"), "quantize -> i8") == 3);
+    CHECK(count(text, "dequantize") == 0);
+    CHECK_THAT(text, Catch::Contains("requantized"));
+    auto got = net.run(in, "out");
+    auto want = ref.run(in, "out");
+    INFO((got.ok() ? std::string() : got.message()));
+    REQUIRE(got.ok());
+    REQUIRE(want.ok());
+    REQUIRE(got->shape() == infer::Shape::of(3, 2, 8));
+    std::vector<float> first;
+    for (int q = 0; q < 8; ++q)
+      for (std::size_t i = 0; i < 6; ++i)
+        first.push_back(static_cast<const float*>(got->channel_data(q))[i]);
+    REQUIRE(want->shape() == got->shape());
+    // The same int8 values reach every quantized layer: the outputs agree to float rounding.
+    float peak = 0.f;
+    for (int q = 0; q < 8; ++q)
+      for (std::size_t i = 0; i < 6; ++i)
+        peak = std::max(peak, std::fabs(static_cast<const float*>(want->channel_data(q))[i]));
+    CHECK(peak > 0.f);
+    std::size_t off = 0;
+    for (int q = 0; q < 8; ++q)
+      for (std::size_t i = 0; i < 6; ++i)
+        off += !(std::fabs(static_cast<const float*>(got->channel_data(q))[i] -
+                           static_cast<const float*>(want->channel_data(q))[i]) <=
+                 1e-6f * peak);
+    CHECK(off == 0);
+    // A caller reading e1's output gets its float values: then e1 is not requantized (another
+    // plan of the same network), and the plan above still runs.
+    const std::string with_a = plan_of(net, in, "a");
+    INFO(with_a);
+    auto a = net.run(in, "a");
+    REQUIRE(a.ok());
+    CHECK(a->type() == infer::ElemType::f32);
+    auto a_ref = ref.run(in, "a");
+    REQUIRE(a_ref.ok());
+    std::size_t a_off = 0;
+    float a_peak = 0.f;
+    for (int q = 0; q < 16; ++q)
+      for (std::size_t i = 0; i < 99; ++i)
+        a_peak = std::max(a_peak, std::fabs(static_cast<const float*>(a_ref->channel_data(q))[i]));
+    for (int q = 0; q < 16; ++q)
+      for (std::size_t i = 0; i < 99; ++i)
+        a_off +=
+            !(std::fabs(static_cast<const float*>(a->channel_data(q))[i] -
+                        static_cast<const float*>(a_ref->channel_data(q))[i]) <= 1e-6f * a_peak);
+    CHECK(a_off == 0);
+    auto again = net.run(in, "out");
+    REQUIRE(again.ok());
+    std::size_t changed = 0;
+    for (int q = 0; q < 8; ++q)
+      for (std::size_t i = 0; i < 6; ++i)
+        changed +=
+            static_cast<const float*>(again->channel_data(q))[i] != first[std::size_t(q) * 6 + i];
+    CHECK(changed == 0);
+  }
   std::filesystem::remove(path);
 }
 

@@ -1,8 +1,9 @@
 // Pooling against a scalar reference that follows ncnn's own recipe (pad the input into a bordered
 // copy, slide the window over it), while the kernel never materializes the padding: max and
 // average, every pad mode, count_include_pad 0 and 1, the 2x2 / 3x3 stride-2 and global fast paths,
-// asymmetric pads and kernels, global and adaptive pooling, over every float type and pack and
-// awkward shapes; then the errors.
+// asymmetric pads and kernels, global and adaptive pooling, over every storage type (i8 over the
+// whole int8 range: max exact, averages rounded to the nearest integer) and pack and awkward
+// shapes; then the errors.
 #include <cfloat>
 #include <cmath>
 #include <infer/layers/pooling.hpp>
@@ -173,6 +174,7 @@ void sweep(const Pooling& p, const std::string& what) {
         return std::vector<RefTensor>{pooling_ref(in[0], p)};
       })
       .shapes(shapes)
+      .int8_range(-127.f, 127.f)
       .run();
 }
 

@@ -8,6 +8,7 @@
 #include <infer/graph/placement.hpp>
 #include <infer/graph/plan.hpp>
 #include <infer/graph/ranges.hpp>
+#include <infer/graph/requantize.hpp>
 #include <infer/graph/shapes.hpp>
 #include <infer/graph/validate.hpp>
 
@@ -24,6 +25,8 @@ constexpr Plan compose(GraphDesc desc, Target target, InferFn&& infer) {
   if (p.error = infer_blob_shapes(p.desc, p.order, p.blob_shapes, infer); !p.error.ok()) return p;
   if (target.fuse)
     fuse(p.desc, p.order, target.device == Device::vulkan, p.blob_shapes, target.fuse_gates);
+  // int8 layers run on the CPU; so must everything between a requantized output and its reader.
+  if (target.fuse && target.device == Device::cpu) requantize_for_readers(p.desc, p.order);
   if (p.error = place(p); !p.error.ok()) return p;
   compute_lifetimes(p);
   share_views(p);

@@ -324,6 +324,10 @@ struct NodeDesc {
   bool is_affine = false;     ///< a per-channel affine map that can be folded (BatchNorm, Scale)
   bool shares_input = false;  ///< every output is the input (Split): no copy, no call
   bool moves_data = false;    ///< only moves values: runs at its inputs' pack (Concat, Slice)
+  /// Its result on int8 values is exactly the quantized result on the values they stand for
+  /// (l.passes_int8(): max Pooling, as quantizing is monotonic), so int8 blobs of one scale go
+  /// through it as int8, like a layer that only moves values.
+  bool passes_int8 = false;
   /// Element-wise (L::elementwise: activations, Eltwise, BinaryOp, BatchNorm, Scale, Bias): as
   /// fast at any pack, it runs at the narrowest pack among its inputs of the first input's shape
   /// where its readers run at that pack too, else at a pack its readers take, else at its own
@@ -397,6 +401,16 @@ struct NodeDesc {
   float int8_in_scale = 0.f;
   ElemType int8_out_type = ElemType::f32;
   float int8_out_scale = 0.f;
+  /// A quantized layer with a float output that can requantize it instead (l.requantize_output:
+  /// Convolution, ConvolutionDepthWise).
+  bool int8_requantizable = false;
+  /// Set by the composer (graph/requantize.hpp): the node's float output reaches only quantized
+  /// nodes of one input scale (directly or through layers that pass int8 values), and it writes
+  /// that output requantized by their scale (int8_out_type i8, int8_out_scale that scale).
+  bool int8_requantized = false;
+  /// Set by the composer: a quantized node that reads a requantized output (the scale it was
+  /// requantized by is this node's int8_in_scale; a static graph checks it again after loading).
+  bool int8_reads_requantized = false;
 };
 
 /// The whole graph as the passes see it; blob ids index `blobs`.
@@ -464,6 +478,7 @@ constexpr NodeDesc describe_layer(const L& l) {
   d.is_affine = foldable_affine(l);
   if constexpr (requires { L::outputs_share_input; }) d.shares_input = L::outputs_share_input;
   if constexpr (requires { L::moves_data; }) d.moves_data = L::moves_data;
+  if constexpr (requires { l.passes_int8(); }) d.passes_int8 = l.passes_int8();
   if constexpr (requires { L::elementwise; }) d.elementwise = L::elementwise;
   if constexpr (requires { L::variable_rows; }) d.variable_rows = L::variable_rows;
   if constexpr (requires { L::reads_shapes_only; }) d.reads_shapes_only = L::reads_shapes_only;
@@ -488,6 +503,8 @@ constexpr NodeDesc describe_layer(const L& l) {
       d.int8_in_scale = l.int8.bottom_scale;
       d.int8_out_type = l.int8_output_type();
       d.int8_out_scale = d.int8_out_type == ElemType::i8 ? l.int8.top_scale : 0.f;
+      if constexpr (requires(L& m) { m.requantize_output(0.f); })
+        d.int8_requantizable = d.int8_out_type == ElemType::f32;
       d.vulkan = false;
       d.folds_affine = false;
     }

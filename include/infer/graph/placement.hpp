@@ -164,12 +164,13 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
 }
 
 /// Whether node `d` (not quantized itself) can run on int8 values where they arrive: it declares
-/// i8 storage, moves values, shares its input or works element by element (ReLU), and every input
-/// arrives on the CPU as i8 of one scale, which it keeps (`scale`).
+/// i8 storage, moves values, shares its input, works element by element (ReLU) or says it passes
+/// int8 (max Pooling), and every input arrives on the CPU as i8 of one scale, which it keeps
+/// (`scale`).
 constexpr bool int8_through(const Plan& p, const std::vector<std::vector<int>>& variants,
                             const NodeDesc& d, float& scale) {
   if (!has_type(d.storage, ElemType::i8) || d.in.empty()) return false;
-  if (!(d.moves_data || d.shares_input || d.elementwise)) return false;
+  if (!(d.moves_data || d.shares_input || d.elementwise || d.passes_int8)) return false;
   if (d.fused.type != 0) return false;  // an activation fused into it computes in float
   for (std::size_t i = 0; i < d.in.size(); ++i) {
     const BufferDesc& h = p.buffers[std::size_t(variants[std::size_t(d.in[i])].front())];

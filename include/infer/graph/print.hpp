@@ -91,6 +91,9 @@ inline std::string step_extras(const Plan& p, const StepDesc& s) {
     x += fmt::format(" +sum {} '{}'", p.desc.nodes[std::size_t(s.residual_node)].type,
                      p.desc.nodes[std::size_t(s.residual_node)].name);
   if (s.act.type != 0) x += fmt::format(" +{}", activation_name(s.act.type));
+  if (s.kind == StepDesc::layer && p.desc.nodes[std::size_t(s.node)].int8_requantized)
+    x += fmt::format(" +requantized (scale {:g}) for its int8 readers",
+                     p.desc.nodes[std::size_t(s.node)].int8_out_scale);
   // Concat inputs placed in the output, Slice outputs read from the input (graph/ranges.hpp).
   const AxisRanges r =
       s.kind == StepDesc::layer ? p.desc.nodes[std::size_t(s.node)].ranges : AxisRanges::none;

@@ -48,6 +48,12 @@ struct FixedStep {
   std::size_t n_folded = 0;
   std::array<int, 4> folded{};
   float scale = 0.f;  ///< a cast to or from i8: StepDesc::scale
+  /// A quantized node's float output requantized for its readers (NodeDesc::int8_requantized):
+  /// the scale, else 0.
+  float requant = 0.f;
+  /// A quantized node that reads such an output: the input scale the plan assumed, which its
+  /// loaded scale must equal; else 0.
+  float requant_in_scale = 0.f;
 };
 
 /// The plan as compile-time constants.
@@ -190,6 +196,11 @@ class StaticGraph {
       d.act = s.act;
       d.fused_node = s.fused_node;
       d.scale = s.scale;
+      if (s.kind == StepDesc::layer) {
+        const NodeDesc& nd = p.desc.nodes[std::size_t(s.node)];
+        d.requant = nd.int8_requantized ? nd.int8_out_scale : 0.f;
+        d.requant_in_scale = nd.int8_reads_requantized ? nd.int8_in_scale : 0.f;
+      }
       d.n_folded = s.folded.size() < 4 ? s.folded.size() : 4;
       for (std::size_t k = 0; k < d.n_folded; ++k) d.folded[k] = s.folded[k];
     }
@@ -363,6 +374,20 @@ class StaticGraph {
         }
         (std::make_index_sequence<s.n_folded>{});
         if (!ok) return false;
+      }
+      if constexpr (requires { layer.requantize_output(s.requant); })
+        layer.requantize_output(s.requant);
+      if constexpr (s.requant_in_scale != 0.f) {
+        // The plan requantized this node's input for it at the scale the graph gave it while
+        // compiling; loaded weights that move it would make it read the values at another.
+        if (layer.int8.bottom_scale != s.requant_in_scale) {
+          st = make_error(
+              "node {} ({} '{}'): its int8 input scale is {} after loading, the plan was made "
+              "for {} (its producer requantizes into it)",
+              s.node, type_name<L>(), graph::get<std::size_t(s.node)>(G.nodes).name,
+              layer.int8.bottom_scale, s.requant_in_scale);
+          return false;
+        }
       }
       if constexpr (PreparedLayer<L> && s.device == Device::cpu) {  // the GPU has its upload
         Status p;

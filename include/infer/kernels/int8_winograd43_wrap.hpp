@@ -15,8 +15,10 @@
 //
 // Work: the output's tiles in chunks (as many as kChunkBytes of transformed input and products
 // hold, at most kMaxChunk), each transformed, multiplied position by position against the
-// weights (read once per chunk), and transformed back. With more chunks than threads, a thread
-// takes whole chunks; with fewer (small maps), the threads share each chunk's three phases.
+// weights (read once per chunk), and transformed back. A thread takes whole chunks where there
+// are at least two a thread or a multiple of the threads (thread_chunk_tiles makes one where the
+// weights are cheap to re-read); with fewer (small maps), the threads share each chunk's three
+// phases.
 //
 // Layouts: weights [36 positions][m_pad / 16][cin_pad / 2][16 channels][2 k] int16 (m_pad and
 // cin_pad multiples of 16); per chunk of nc tiles, the transformed input [36][nc][cin_pad] int16
@@ -134,6 +136,27 @@ inline std::size_t workspace_bytes(const Weights& w, int tiles) {
   return std::size_t(chunk_tiles(w, tiles)) * tile_bytes(w);
 }
 
+/// The tiles of a chunk for `threads` threads: chunk_tiles, or fewer where that makes the chunk
+/// count a multiple of the threads (each thread then takes whole chunks, as many as the others)
+/// and re-reading the weights once per extra chunk moves fewer bytes than what it saves: a chunk
+/// count short of a multiple leaves a thread idle for up to a chunk, or, below two chunks a
+/// thread, has the threads share each chunk's phases, which moves the chunk's transformed input
+/// and products between the cores (twice). SqueezeNet's first expand3x3 (16 -> 64 channels, a
+/// 56x56 map, 3 chunks) took 1.6x longer on 2 threads than on 1 that way (AMD EPYC Zen 5 VM).
+/// Never more than chunk_tiles, so workspace_bytes holds it.
+inline int thread_chunk_tiles(const Weights& w, int tiles, int threads) {
+  const int nc = chunk_tiles(w, tiles);
+  const int chunks = (tiles + nc - 1) / nc;
+  if (threads < 2 || chunks % threads == 0 || chunks >= 8 * threads) return nc;
+  const int want = (chunks + threads - 1) / threads * threads;
+  const int per = ((tiles + want - 1) / want + kTailGroup - 1) / kTailGroup * kTailGroup;
+  const int more = (tiles + per - 1) / per;
+  if (per < kTileGroup || per > nc || more % threads != 0) return nc;
+  const std::size_t weight_bytes = w.u.size() * sizeof(std::int16_t);
+  const std::size_t chunk_bytes = std::size_t(nc) * tile_bytes(w);
+  return std::size_t(more - chunks) * weight_bytes < 2 * chunk_bytes ? per : nc;
+}
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 namespace detail {
 
@@ -248,13 +271,13 @@ void conv_wino43_wrap(const MatView<i8, InPack>& in, const MatView<TO, OutPack>&
                       int num_threads) {
   const int tiles_x = (outw + 3) / 4, tiles_y = (outh + 3) / 4;
   const int tiles = tiles_x * tiles_y;
-  const int nc = chunk_tiles(w, tiles);
-  const int chunks = (tiles + nc - 1) / nc;
-  const std::size_t mp = std::size_t(w.m_pad), ncs = std::size_t(nc);
   const int threads = kernels::detail::worth_threads(std::size_t(w.m) * std::size_t(w.cin) *
                                                      std::size_t(tiles) * 36 / 2)
                           ? num_threads
                           : 1;
+  const int nc = thread_chunk_tiles(w, tiles, threads);
+  const int chunks = (tiles + nc - 1) / nc;
+  const std::size_t mp = std::size_t(w.m_pad), ncs = std::size_t(nc);
   const std::size_t v_bytes = std::size_t(36) * ncs * std::size_t(w.cin_pad) * sizeof(std::int16_t);
   const int items = detail::position_items(w);
   // Tiles [t0, t0 + n) of a chunk's output transform and epilogue, from its products y.
@@ -276,8 +299,8 @@ void conv_wino43_wrap(const MatView<i8, InPack>& in, const MatView<TO, OutPack>&
     }
   };
   const winograd43::detail::Sizes sizes{w.cin, w.cin_pad};
-  if (threads == 1 || chunks >= 2 * threads) {
-    // Whole chunks a thread.
+  if (threads == 1 || chunks >= 2 * threads || chunks % threads == 0) {
+    // Whole chunks a thread (as many as the others where the count is a multiple of the threads).
 #pragma omp parallel for num_threads(threads) schedule(dynamic) if (threads > 1)
     for (int chunk = 0; chunk < chunks; ++chunk) {
       std::uint8_t* ws = workspace + std::size_t(omp_get_thread_num()) * workspace_bytes(w, tiles);

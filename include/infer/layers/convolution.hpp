@@ -101,9 +101,20 @@ struct Convolution {
 
   /// Whether the layer computes in int8 (int8_scale_term != 0).
   constexpr bool quantized() const { return int8_scale_term != 0; }
-  /// A quantized layer's output: i8 when it requantizes (int8_scale_term > 100), else f32.
+  /// A quantized layer's output as its parameters declare it: i8 when it requantizes
+  /// (int8_scale_term > 100), else f32. The composer may requantize a float one
+  /// (requantize_output), which makes forward write i8 (int8_written_type()).
   constexpr ElemType int8_output_type() const {
     return int8_scale_term > 100 ? ElemType::i8 : ElemType::f32;
+  }
+  /// The type a quantized forward writes: i8 when the term or the composer requantizes.
+  constexpr ElemType int8_written_type() const {
+    return detail::int8_requantizes(int8, int8_scale_term) ? ElemType::i8 : ElemType::f32;
+  }
+  /// The composer's choice for a quantized layer with a float output (graph/requantize.hpp):
+  /// write it requantized by `scale` (its readers' input scale) instead; 0 undoes it.
+  constexpr void requantize_output(float scale) {
+    detail::set_int8_requant(int8, int8_scale_term, scale);
   }
 
   /// Input channels the weights imply: weight_data_size / (kernel_w * kernel_h * num_output).
@@ -576,7 +587,7 @@ struct Convolution {
   }
 
   /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
-  /// Pack; `top` int8_output_type() at the pack `top` already holds (a plan's buffer: the composer
+  /// Pack; `top` int8_written_type() at the pack `top` already holds (a plan's buffer: the composer
   /// gives a quantized layer's output the widest pack), else at pack_for(num_output, Pack).
   /// `residual` (may be null): a fused sum's other input, f32 at the output's shape and pack,
   /// added before the activation (the output must then be f32: int8_scale_term below 100).
@@ -599,13 +610,13 @@ struct Convolution {
     auto in = detail::int8_input(bottom, int8, opt, "Convolution");
     if (!in.ok()) return in.error();
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
-    const int out_pack = detail::int8_out_pack(top, out_shape, int8_output_type(), Pack);
-    if (residual && int8_output_type() != ElemType::f32)
+    const int out_pack = detail::int8_out_pack(top, out_shape, int8_written_type(), Pack);
+    if (residual && int8_written_type() != ElemType::f32)
       return make_error(
           "Convolution: a residual sum is fused only into a quantized layer with a float output "
           "(int8_scale_term {} requantizes)",
           int8_scale_term);
-    INFER_TRY(top.create(out_shape, int8_output_type(), out_pack, opt.blob_alloc()));
+    INFER_TRY(top.create(out_shape, int8_written_type(), out_pack, opt.blob_alloc()));
     INFER_TRY(detail::check_residual(residual, top, "Convolution"));
     const detail::Window2D w = detail::conv_window(*this);
     const kernels::int8::ConvWindow win{
@@ -615,7 +626,7 @@ struct Convolution {
         plan.outw,
         plan.outh,
         float2int8(pad_value * int8.bottom_scale)};
-    const bool requantize = int8_scale_term > 100;
+    const bool requantize = detail::int8_requantizes(int8, int8_scale_term);
     if constexpr (Pack == 1) {
       if (int8.stem_vnni)
         return detail::run_int8_stem(in.value().template view<i8, 1>(), top, int8, win,

@@ -87,9 +87,20 @@ struct ConvolutionDepthWise {
 
   /// Whether the layer computes in int8 (int8_scale_term != 0).
   constexpr bool quantized() const { return int8_scale_term != 0; }
-  /// A quantized layer's output: i8 when it requantizes (int8_scale_term > 100), else f32.
+  /// A quantized layer's output as its parameters declare it: i8 when it requantizes
+  /// (int8_scale_term > 100), else f32. The composer may requantize a float one
+  /// (requantize_output), which makes forward write i8 (int8_written_type()).
   constexpr ElemType int8_output_type() const {
     return int8_scale_term > 100 ? ElemType::i8 : ElemType::f32;
+  }
+  /// The type a quantized forward writes: i8 when the term or the composer requantizes.
+  constexpr ElemType int8_written_type() const {
+    return detail::int8_requantizes(int8, int8_scale_term) ? ElemType::i8 : ElemType::f32;
+  }
+  /// The composer's choice for a quantized layer with a float output (graph/requantize.hpp):
+  /// write it requantized by `scale` (its readers' input scale) instead; 0 undoes it.
+  constexpr void requantize_output(float scale) {
+    detail::set_int8_requant(int8, int8_scale_term, scale);
   }
 
   /// Input channels the weights imply: weight_data_size / (kernel_w * kernel_h * num_output /
@@ -433,7 +444,7 @@ struct ConvolutionDepthWise {
   }
 
   /// The quantized forward: `bottom` int8 (or float, quantized here by the bottom scale) at pack
-  /// Pack; `top` int8_output_type() at pack_for(num_output, Pack).
+  /// Pack; `top` int8_written_type() at pack_for(num_output, Pack).
   template <int Pack, class Act>
   Status forward_int8(const Mat& bottom, Mat& top, const Option& opt, const Act& act) const {
     const char* who = "ConvolutionDepthWise";
@@ -456,14 +467,15 @@ struct ConvolutionDepthWise {
     if (!in.ok()) return in.error();
     const Shape out_shape = Shape::of(plan.outw, plan.outh, num_output);
     // Depthwise writes the input's pack; grouped, any (as the top buffer holds).
-    const int out_pack = depthwise() ? Pack
-                                     : detail::int8_out_pack(top, out_shape, int8_output_type(), Pack);
-    INFER_TRY(top.create(out_shape, int8_output_type(), out_pack, opt.blob_alloc()));
+    const ElemType out_type = int8_written_type();
+    const int out_pack =
+        depthwise() ? Pack : detail::int8_out_pack(top, out_shape, out_type, Pack);
+    INFER_TRY(top.create(out_shape, out_type, out_pack, opt.blob_alloc()));
     const kernels::int8::ConvWindow win{geometry(),  plan.pads.left, plan.pads.top,
                                         plan.outw,   plan.outh,
                                         float2int8(pad_value * int8.bottom_scale)};
     const auto src = in.value().template view<i8, Pack>();
-    const bool requant = int8_scale_term > 100;
+    const bool requant = detail::int8_requantizes(int8, int8_scale_term);
     if (depthwise()) {  // out_pack == Pack
       const kernels::int8::Epilogue e = detail::epilogue_of(int8, nullptr);
       // The kernel's rows widened to f32, a ring per thread.

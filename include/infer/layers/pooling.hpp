@@ -1,8 +1,11 @@
 // ncnn Pooling: max or average over 2-D windows of each channel of a 3-D blob, with ncnn's four
 // padding modes, global pooling (to a 1-D blob of one value per channel) and adaptive pooling (to
 // a fixed output size); global pooling and 2x2 / 3x3 stride-2 windows take unrolled kernels.
-// f32/f16/bf16 storage with f32 arithmetic, every pack, one blob; no i8: an
-// average does not commute with an int8 tensor's quantization scale, which ncnn keeps outside.
+// Every storage type with f32 arithmetic, every pack, one blob. On i8 values, max pooling gives
+// exactly the int8 values of the pooled float values (quantizing is monotonic), so the composer
+// keeps quantized blobs int8 through it (passes_int8()); an average of int8 values is rounded to
+// the nearest integer, which is not the quantized average of the values they stand for, so
+// quantized blobs go through average pooling as f32.
 #pragma once
 
 #include <cstddef>
@@ -47,8 +50,12 @@ struct Pooling {
   int pad_bottom = kSameAs;  ///< ncnn 15=pad_bottom; kSameAs: pad_top
   int out_h = kSameAs;       ///< ncnn 18=out_h (adaptive); kSameAs: out_w; -233: the input's h
 
-  using storage = float_storage;
+  using storage = all_storage;
   using packs = all_packs;
+
+  /// Max pooling passes int8 blobs: pooling their values gives the int8 values of the pooled
+  /// float values (NodeDesc::passes_int8).
+  constexpr bool passes_int8() const { return pooling_type == 0; }
 
   /// Global pooling on the GPU with f16 storage can write its vector in f32, for readers that
   /// take one (InnerProduct: a squeeze-excitation block).

@@ -33,6 +33,10 @@ class AnyLayer {
   /// Lays the weights out for (type, pack) and an input of shape `in` (nothing for layers without
   /// prepare(); `in` matters to ShapePreparedLayer ones).
   virtual Status prepare(ElemType type, int pack, const Option& opt, const Shape& in) = 0;
+  /// The composer's requantization of a quantized layer's float output (NodeDesc::
+  /// int8_requantized): written as int8 at `scale`; 0 as its parameters say. An error for a layer
+  /// that cannot (describe().int8_requantizable is false) when `scale` is not 0.
+  virtual Status requantize_output(float scale) = 0;
   /// Which layout prepare(type, pack, opt, in) makes beyond (type, pack): the algorithm of a
   /// ShapePreparedLayer, else 0. Equal values: one prepared copy serves both shapes.
   virtual int layout(int pack, const Shape& in) const = 0;

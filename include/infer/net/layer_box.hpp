@@ -57,6 +57,15 @@ class LayerBox final : public AnyLayer {
       return layer_.prepare(type, pack, opt);
     return {};
   }
+  Status requantize_output(float scale) override {
+    if constexpr (requires { layer_.requantize_output(scale); }) {
+      layer_.requantize_output(scale);
+      return {};
+    } else {
+      if (scale == 0.f) return {};
+      return make_error("{} cannot requantize its output", graph::type_name<L>());
+    }
+  }
   int layout(int pack, const Shape& in) const override {
     if constexpr (ShapePreparedLayer<L>) return layer_.layout(pack, in);
     return 0;

@@ -44,8 +44,9 @@ struct NetBase::State {
   std::vector<InputDecl> inputs;
   std::vector<std::unique_ptr<net::AnyLayer>> layers;  ///< by node (non-Input layers in order)
   std::vector<std::size_t> layer_spec;                 ///< node -> index in file.layers
-  /// (type, pack, AnyLayer::layout) a shared layer is prepared for; pack 0: not prepared.
-  std::vector<std::tuple<ElemType, int, int>> prepared;
+  /// (type, pack, AnyLayer::layout, requantization scale) a shared layer is prepared for; pack 0:
+  /// not prepared.
+  std::vector<std::tuple<ElemType, int, int, float>> prepared;
   bool weights = false;
 
   // Guarded by `mutex`: the plans (most recently used first), their limit, the shared layers'
@@ -518,7 +519,11 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
     net::AnyLayer* layer = st.layers[n].get();
     // The step's input shape picks a ShapePreparedLayer's layout (Convolution's Winograd tile).
     const Shape in = s.in.empty() ? Shape{} : p.buffers[std::size_t(s.in[0])].shape;
-    const std::tuple<ElemType, int, int> want{s.type, s.pack, layer->layout(s.pack, in)};
+    // A float output the composer requantizes for its int8 readers (graph/requantize.hpp).
+    const graph::NodeDesc& nd = p.desc.nodes[n];
+    const float requant = nd.int8_requantized ? nd.int8_out_scale : 0.f;
+    const std::tuple<ElemType, int, int, float> want{s.type, s.pack, layer->layout(s.pack, in),
+                                                     requant};
     if (!s.folded.empty() || (std::get<1>(st.prepared[n]) != 0 && st.prepared[n] != want)) {
       c->own[n] = layer->clone();
       layer = c->own[n].get();
@@ -532,7 +537,8 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
                           spec_of(s.node).name, fs.message());
     }
     if (!c->own[n] && st.prepared[n] == want) continue;
-    Status ps = layer->prepare(s.type, s.pack, opt_, in);
+    Status ps = layer->requantize_output(requant);
+    if (ps.ok()) ps = layer->prepare(s.type, s.pack, opt_, in);
     if (!ps.ok())
       return make_error("{}: preparing layer {} '{}': {}", st.file.source, spec_of(s.node).type,
                         spec_of(s.node).name, ps.message());

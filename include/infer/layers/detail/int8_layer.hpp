@@ -38,6 +38,9 @@ struct Int8Part {
   std::vector<float> weight_scales{};
   float bottom_scale = 0.f;  ///< ncnn's bottom_blob_int8_scales[0]
   float top_scale = 0.f;     ///< ncnn's top_blob_int8_scales[0] (term > 100), else 0
+  /// The composer's requantization of a float output (term below 100; graph/requantize.hpp):
+  /// the scale the output is written at instead, as int8 (top_scale then holds it too), or 0.
+  float requant_scale = 0.f;
   /// weight_data holds int8 values as stored (an int8-tagged .bin buffer): used as they are.
   bool weights_are_int8 = false;
 
@@ -64,6 +67,20 @@ struct Int8Part {
   /// pack_weights<1>) and its epilogue's scale and bias (pack_bias's padding); else empty.
   std::vector<float> stem_weights{}, stem_scale{}, stem_bias{};
 };
+
+/// Whether a layer of int8_scale_term `term` writes int8: the term requantizes, or the composer
+/// asked it to (Int8Part::requant_scale).
+constexpr bool int8_requantizes(const Int8Part& q, int term) {
+  return term > 100 || q.requant_scale > 0.f;
+}
+
+/// Sets the composer's requantization of a float output (term below 100) to `scale`; 0 undoes it.
+/// A term above 100 keeps its own top scale.
+constexpr void set_int8_requant(Int8Part& q, int term, float scale) {
+  if (term > 100) return;
+  q.requant_scale = scale;
+  q.top_scale = scale;
+}
 
 /// Reads the scales that follow the weights (and bias) in ncnn's order: `weight_count` weight
 /// scales (expanded to `expand_to` when 1 is read for several), the bottom scale, and the top scale
