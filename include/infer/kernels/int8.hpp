@@ -369,6 +369,15 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
     return in.data + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * InPack;
   };
   if (InPack == 16 && cin % 16 == 0 && c_base % 16 == 0) {
+    // The tile's pixels, where they are consecutive input pixels at every tap, make each unit
+    // one run of bytes: a pointwise layer's (1x1, stride 1, no pad: pixel n reads input pixel
+    // n), or, at stride 1, a tile within one output row whose windows lie inside the input rows.
+    const int valid = int(std::min<std::size_t>(kTileN, n_total - n0));
+    const bool pointwise = geo.kernel_w == 1 && geo.kernel_h == 1 && geo.stride_w == 1 &&
+                           geo.stride_h == 1 && win.pad_left == 0 && win.pad_top == 0 &&
+                           win.outw == in.w && win.outh == in.h;
+    const bool one_row = geo.stride_w == 1 && valid == kTileN &&
+                         n0 % std::size_t(win.outw) + kTileN <= std::size_t(win.outw);
     // A unit is one pack of one tap: 16 bytes per pixel.
     for (int u = 0; u < units; ++u) {
       const int k = u * 16, tap = k / cin, c = c_base + k % cin;
@@ -380,6 +389,20 @@ void gather_tile(const MatView<i8, InPack>& in, const ConvWindow& win, int g, in
       const int dy = (tap / geo.kernel_w) * geo.dilation_h;
       const int dx = (tap % geo.kernel_w) * geo.dilation_w;
       const std::size_t plane = std::size_t(c / InPack) * in.cstep * InPack;
+      const i8* run = nullptr;
+      if (pointwise) {
+        run = in.data + plane + n0 * 16;
+      } else if (one_row) {
+        const int iy = iy0[0] + dy, ix = ix0[0] + dx;
+        if (iy >= 0 && iy < in.h && ix >= 0 && ix + kTileN <= in.w)
+          run = in.data + plane + (std::size_t(iy) * std::size_t(in.w) + std::size_t(ix)) * 16;
+      }
+      if (run) {
+        const std::size_t bytes = std::size_t(valid) * 16;
+        for (std::size_t b = 0; b < bytes; ++b) dst[b] = gathered(std::int8_t(run[b]));
+        std::memset(dst + bytes, 0, std::size_t(kTileN) * 16 - bytes);
+        continue;
+      }
       for (int j = 0; j < kTileN; ++j) {
         const i8* src = ok[j] ? at(j, dy, dx) : nullptr;
         std::uint8_t bytes[16];
