@@ -464,6 +464,33 @@ void set_int8_weights(G& g, unsigned seed) {
   REQUIRE(g.finalize().ok());
 }
 
+/// Plain (unfused) and Fused, given the same int8 weights (set_int8_weights(`weights`)), on the
+/// inputs resnet_input(1) and (2) at 1 and 2 threads: each output has `shape`, and the two agree
+/// to float rounding (off_rounding).
+template <class Plain, class Fused>
+void agree_to_rounding(unsigned weights, Shape shape) {
+  for (int threads : {1, 2}) {
+    Option opt;
+    opt.num_threads = threads;
+    Plain plain(opt);
+    set_int8_weights(plain, weights);
+    Fused fused(opt);
+    set_int8_weights(fused, weights);
+    for (unsigned seed : {1u, 2u}) {
+      const Mat in = resnet_input(seed);
+      REQUIRE(plain.forward(in).ok());
+      const Status st = fused.forward(in);
+      INFO((st.ok() ? std::string() : st.message()));
+      REQUIRE(st.ok());
+      Mat got, want;
+      REQUIRE(convert(fused.output(), got, ElemType::f32, 1, opt).ok());
+      REQUIRE(convert(plain.output(), want, ElemType::f32, 1, opt).ok());
+      REQUIRE(got.shape() == shape);
+      CHECK(off_rounding(got, want) == 0);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("residual sums fuse into quantized convolutions with a float output (static graph)",
@@ -491,26 +518,7 @@ TEST_CASE("residual sums fuse into quantized convolutions with a float output (s
   CHECK_THAT(text, Catch::Contains("+sum Eltwise 's1'") && Catch::Contains("+sum BinaryOp 'out'"));
   // The values: the plan without fusion at pack 1 runs the same integer sums; the dequantized
   // values agree to float rounding.
-  for (int threads : {1, 2}) {
-    Option opt;
-    opt.num_threads = threads;
-    QPlain plain(opt);
-    set_int8_weights(plain, 5);
-    QFused fused(opt);
-    set_int8_weights(fused, 5);
-    for (unsigned seed : {1u, 2u}) {
-      const Mat in = resnet_input(seed);
-      REQUIRE(plain.forward(in).ok());
-      const Status st = fused.forward(in);
-      INFO((st.ok() ? std::string() : st.message()));
-      REQUIRE(st.ok());
-      Mat got, want;
-      REQUIRE(convert(fused.output(), got, ElemType::f32, 1, opt).ok());
-      REQUIRE(convert(plain.output(), want, ElemType::f32, 1, opt).ok());
-      REQUIRE(got.shape() == Shape::of(11, 9, 24));
-      CHECK(off_rounding(got, want) == 0);
-    }
-  }
+  agree_to_rounding<QPlain, QFused>(5, Shape::of(11, 9, 24));
 }
 
 namespace {
@@ -580,26 +588,7 @@ TEST_CASE("float outputs of quantized layers are requantized for their int8 read
   CHECK_FALSE(node_of(unfused, "e1").int8_requantized);
   // The values: the same int8 values reach every quantized layer, so the float output agrees
   // with the plan without fusion to float rounding.
-  for (int threads : {1, 2}) {
-    Option opt;
-    opt.num_threads = threads;
-    FirePlain plain(opt);
-    set_int8_weights(plain, 9);
-    FireFused fused(opt);
-    set_int8_weights(fused, 9);
-    for (unsigned seed : {1u, 2u}) {
-      const Mat in = resnet_input(seed);
-      REQUIRE(plain.forward(in).ok());
-      const Status st = fused.forward(in);
-      INFO((st.ok() ? std::string() : st.message()));
-      REQUIRE(st.ok());
-      Mat got, want;
-      REQUIRE(convert(fused.output(), got, ElemType::f32, 1, opt).ok());
-      REQUIRE(convert(plain.output(), want, ElemType::f32, 1, opt).ok());
-      REQUIRE(got.shape() == Shape::of(3, 2, 8));
-      CHECK(off_rounding(got, want) == 0);
-    }
-  }
+  agree_to_rounding<FirePlain, FireFused>(9, Shape::of(3, 2, 8));
   // Weights that give v another input scale than the plan was made for: refused.
   FireFused moved;
   set_int8_weights(moved, 9);
