@@ -21,8 +21,8 @@
 // agree within 3% (at most 90 s), and the time that took is printed.
 //
 // Below each layer, on a device with cooperative matrices: every tensor-core tile (sg_m x sg_n
-// subgroups, K step 32 and 64) with the automatic split of K, then the fastest of them over
-// several splits.
+// subgroups of 2x4, 1x4, 2x2 or 1x2 products, K step 32 and 64) with the automatic split of K,
+// then the fastest of them over several splits.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +38,7 @@
 #include <infer_shaders/peak_f32.hpp>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -281,8 +282,9 @@ int main(int argc, char** argv) {
       auto tiled = [&](ivk::GemmPath path, ivk::TcTile t, int splits) {
         const bool halo_path = path == ivk::GemmPath::cooperative_matrix_halo;
         if (!print) {  // where a pipeline fails, the last line names it
-          std::fprintf(stderr, "building: %s, %s tile %dx%d step %d, %d splits\n", l.name,
-                       halo_path ? "halo" : "im2col", t.sg_m, t.sg_n, t.bk, splits);
+          std::fprintf(stderr, "building: %s, %s tile %dx%d of %dx%d step %d, %d splits\n",
+                       l.name, halo_path ? "halo" : "im2col", t.sg_m, t.sg_n, t.wt_m, t.wt_n, t.bk,
+                       splits);
           std::fflush(stderr);
         }
         const std::size_t pipelines = cache.size();
@@ -292,8 +294,8 @@ int main(int argc, char** argv) {
         const ivk::Pipeline* made = cache.last_made(halo_path ? "conv_halo_tc" : "conv_gemm_tc");
         if (!print && splits == 0 && cache.size() > pipelines && made &&
             !made->statistics().empty())
-          std::printf("pipeline %s, %s tile %dx%d step %d: %s\n", l.name,
-                      halo_path ? "halo" : "im2col", t.sg_m, t.sg_n, t.bk,
+          std::printf("pipeline %s, %s tile %dx%d of %dx%d step %d: %s\n", l.name,
+                      halo_path ? "halo" : "im2col", t.sg_m, t.sg_n, t.wt_m, t.wt_n, t.bk,
                       made->statistics().c_str());
         return s;
       };
@@ -317,34 +319,40 @@ int main(int argc, char** argv) {
           }
       }
       if (info.cooperative_matrix && !quick && !halo_sweep && !depthwise) {
-        // Every tensor-core tile and K step with the automatic split, beside the automatic choice;
-        // then the fastest over several splits.
-        const ivk::TcTile chosen =
-            ivk::conv_gemm_tc_tile(l.outc / l.group, std::size_t(ow) * oh, ivk::conv_gemm_k_pad(K),
-                                   l.group, info.compute_units, info.max_shared_memory);
+        // Every tensor-core tile (subgroups, their products) and K step with the automatic split,
+        // beside the automatic choice; then the fastest over several splits.
+        const ivk::TcTile chosen = ivk::conv_gemm_tc_tile(
+            l.outc / l.group, std::size_t(ow) * oh, ivk::conv_gemm_k_pad(K), l.group,
+            info.compute_units, info.max_shared_memory, ivk::conv_gemm_tc_small_rule());
         auto tc = [&](ivk::TcTile t, int splits) {
           return tiled(ivk::GemmPath::cooperative_matrix, t, splits);
         };
         ivk::TcTile best_tile;
         double best = std::numeric_limits<double>::infinity();
-        for (int bk : steps) {
-          std::string row = fmt::format("  k step {} (us, auto {}x{} step {}):", bk, chosen.sg_m,
-                                        chosen.sg_n, chosen.bk);
-          for (int sg_m : {1, 2, 4})
-            for (int sg_n : {1, 2, 4}) {
-              if (sg_m * sg_n > 8) continue;
-              if (ivk::conv_gemm_tc_shared_bytes({sg_m, sg_n, bk}) > info.max_shared_memory) {
-                row += fmt::format(" {}x{} -", sg_m, sg_n);  // does not fit
-                continue;
+        const std::pair<int, int> products[] = {{2, 4}, {1, 4}, {2, 2}, {1, 2}};
+        for (int bk : steps)
+          for (const auto& [wt_m, wt_n] : products) {
+            std::string row =
+                fmt::format("  k step {}, {}x{} products (us, auto {}x{} of {}x{} step {}):", bk,
+                            wt_m, wt_n, chosen.sg_m, chosen.sg_n, chosen.wt_m, chosen.wt_n,
+                            chosen.bk);
+            for (int sg_m : {1, 2, 4})
+              for (int sg_n : {1, 2, 4}) {
+                const ivk::TcTile t{sg_m, sg_n, bk, wt_m, wt_n};
+                if (!ivk::conv_gemm_tc_tile_valid(t)) continue;
+                if (ivk::conv_gemm_tc_shared_bytes(t) > info.max_shared_memory) {
+                  row += fmt::format(" {}x{} -", sg_m, sg_n);  // does not fit
+                  continue;
+                }
+                const double s = tc(t, 0);
+                if (s < best) best = s, best_tile = t;
+                row += fmt::format(" {}x{} {:.1f}", sg_m, sg_n, s * 1e6);
               }
-              const double t = tc({sg_m, sg_n, bk}, 0);
-              if (t < best) best = t, best_tile = {sg_m, sg_n, bk};
-              row += fmt::format(" {}x{} {:.1f}", sg_m, sg_n, t * 1e6);
-            }
-          if (print) std::printf("%s\n", row.c_str());
-        }
-        std::string row = fmt::format("  splits of {}x{} step {} (us):", best_tile.sg_m,
-                                      best_tile.sg_n, best_tile.bk);
+            if (print) std::printf("%s\n", row.c_str());
+          }
+        std::string row = fmt::format("  splits of {}x{} of {}x{} step {} (us):", best_tile.sg_m,
+                                      best_tile.sg_n, best_tile.wt_m, best_tile.wt_n,
+                                      best_tile.bk);
         for (int splits : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48})
           row += fmt::format(" {} {:.1f}", splits, tc(best_tile, splits) * 1e6);
         if (print) std::printf("%s\n", row.c_str());

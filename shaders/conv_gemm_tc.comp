@@ -3,8 +3,10 @@
 // storage on devices with 16x16x16 fp16 cooperative matrices and 32-wide subgroups, accumulated
 // in f32.
 //
-// A workgroup of sg_m x sg_n subgroups computes a (32 sg_m) x (64 sg_n) tile of the output, each
-// subgroup 32 x 64 of it as 2 x 4 products; the host picks sg_m, sg_n (1, 2 or 4) and the K step
+// A workgroup of sg_m x sg_n subgroups computes a (16 wt_m sg_m) x (16 wt_n sg_n) tile of the
+// output, each subgroup 16 wt_m x 16 wt_n of it as wt_m x wt_n products (2 x 4, or smaller for
+// small layers: fewer products in sequence on a subgroup, more subgroups over the same output);
+// the host picks wt_m (1 or 2), wt_n (2 or 4), sg_m, sg_n (1, 2 or 4) and the K step
 // BK (32 or 64: a longer step has more loads in flight per invocation and half the barriers per
 // k) from the group's M, the pixel count N and K (conv_gemm_tc_tile): the workgroup copies the
 // weight tile [rows][BK k] and the gathered input tile [pixels][BK k] into shared memory as
@@ -23,8 +25,8 @@
 // (conv_gemm_common.glsl), or the partial sums of a split K.
 // Weights: conv_gemm_weights' layout, [output channel][K_pad], rows 16-byte aligned.
 // Specialization constants: 0-2 workgroup size (32 sg_m sg_n, 1, 1); 3-18 as conv_gemm.comp;
-// 19 sg_m, 20 sg_n, 21 bk (32 or 64), 22 vec_gather, 23-26 the gate. Push constants as conv_gemm.comp; k_split a
-// multiple of bk.
+// 19 sg_m, 20 sg_n, 21 bk (32 or 64), 22 vec_gather, 23-26 the gate, 27 wt_m, 28 wt_n. Push
+// constants as conv_gemm.comp; k_split a multiple of bk.
 // infer-variants: coopmat
 #version 450
 #extension GL_GOOGLE_include_directive : require
@@ -66,6 +68,9 @@ layout(constant_id = 23) const int gated = 0;
 layout(constant_id = 24) const int gate_act = 0;
 layout(constant_id = 25) const float gate_p0 = 0.0;
 layout(constant_id = 26) const float gate_p1 = 0.0;
+// A subgroup's products: wt_m (1 or 2) of 16 output channels by wt_n (2 or 4) of 16 pixels.
+layout(constant_id = 27) const int wt_m = 2;
+layout(constant_id = 28) const int wt_n = 4;
 
 layout(binding = 0) readonly buffer Bottom { STORE v[]; } bottom;
 layout(binding = 0) readonly buffer BottomRaw { uvec2 v[]; } bottom_raw;  // 4 halves
@@ -90,8 +95,8 @@ layout(push_constant) uniform Push {
 #include "conv_gemm_common.glsl"
 
 const int THREADS = 32 * sg_m * sg_n;
-const int BM = 32 * sg_m;
-const int BN = 64 * sg_n;
+const int BM = 16 * wt_m * sg_m;
+const int BN = 16 * wt_n * sg_n;
 const int BK = bk;
 const int KU = BK / 8;              // 16-byte units of a row per step
 const int ROW = KU + 1;             // units per shared row: KU of data, 1 of padding
@@ -100,7 +105,7 @@ const int B_UNITS = BN * KU / THREADS;  // input units each invocation copies pe
 const int RSTEP = THREADS / KU;     // rows between an invocation's units
 const int C_COL = 5;                // units per pixel column of the epilogue's scratch: 4 + 1
 const int AB_UNITS = (BM + BN) * ROW;
-const int C_UNITS = sg_m * sg_n * 64 * C_COL;
+const int C_UNITS = sg_m * sg_n * 16 * wt_n * C_COL;
 
 // The steps' tiles, As = S[0, BM ROW) as [row m][k / 8] and Bs = S[BM ROW, ...) as
 // [pixel n][k / 8] (B column-major); after the last step, each subgroup's epilogue scratch.
@@ -234,10 +239,11 @@ void main() {
   }
 
   const int sg = int(gl_SubgroupID);
-  const int wm = (sg % sg_m) * 32, wn = (sg / sg_m) * 64;
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][4];
-  [[unroll]] for (int i = 0; i < 2; ++i)
-    [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  const int wm = (sg % sg_m) * 16 * wt_m, wn = (sg / sg_m) * 16 * wt_n;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[wt_m][wt_n];
+  [[unroll]] for (int i = 0; i < wt_m; ++i)
+    [[unroll]] for (int j = 0; j < wt_n; ++j)
+      acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
   FETCH(k_begin)
   for (int k0 = k_begin; k0 < k_end; k0 += BK) {
@@ -260,32 +266,32 @@ void main() {
     barrier();
     if (k0 + BK < k_end) FETCH(k0 + BK)
     [[unroll]] for (int kk = 0; kk < BK / 16; ++kk) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b;
-      [[unroll]] for (int i = 0; i < 2; ++i)
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[wt_m], b;
+      [[unroll]] for (int i = 0; i < wt_m; ++i)
         coopMatLoadNV(a[i], S, (wm + 16 * i) * ROW + 2 * kk, ROW, false);
-      [[unroll]] for (int j = 0; j < 4; ++j) {
+      [[unroll]] for (int j = 0; j < wt_n; ++j) {
         coopMatLoadNV(b, S, (BM + wn + 16 * j) * ROW + 2 * kk, ROW, true);
-        [[unroll]] for (int i = 0; i < 2; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+        [[unroll]] for (int i = 0; i < wt_m; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
     }
   }
 
-  // Epilogue, 16 rows (channels) x 64 pixels at a time through the subgroup's scratch, stored
-  // column-major so that four channels of a pixel are one unit: invocation l takes pixels l and
-  // l + 32, each channel quad. No barrier between a round's stores, so their residual reads can
+  // Epilogue, 16 rows (channels) x 16 wt_n pixels at a time through the subgroup's scratch,
+  // stored column-major so that four channels of a pixel are one unit: invocation l takes pixels
+  // l (and l + 32 where wt_n is 4), each channel quad. No barrier between a round's stores, so their residual reads can
   // all be in flight together.
   barrier();  // every subgroup is done with the tiles the scratch reuses
   const int lane = int(gl_SubgroupInvocationID);
-  const int cs = sg * 64 * C_COL;
-  [[unroll]] for (int i = 0; i < 2; ++i) {
-    [[unroll]] for (int j = 0; j < 4; ++j)
+  const int cs = sg * 16 * wt_n * C_COL;
+  [[unroll]] for (int i = 0; i < wt_m; ++i) {
+    [[unroll]] for (int j = 0; j < wt_n; ++j)
       coopMatStoreNV(acc[i][j], S, cs + 16 * j * C_COL, C_COL, true);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     [[unroll]] for (int r = 0; r < 4; ++r) {
       const int ml = wm + 16 * i + 4 * r;
       const vec4 b = vec4(bias_s[ml], bias_s[ml + 1], bias_s[ml + 2], bias_s[ml + 3]);
-      [[unroll]] for (int t = 0; t < 2; ++t) {
+      [[unroll]] for (int t = 0; t < wt_n / 2; ++t) {
         const int n = lane + 32 * t;
         store_quad(g, M, N, part, m0 + ml, n0 + wn + n, uintBitsToFloat(S[cs + n * C_COL + r]), b);
       }

@@ -11,6 +11,7 @@
 #include <infer/vulkan/command.hpp>
 #include <infer/vulkan/conv_gemm.hpp>
 #include <infer/vulkan/convolution.hpp>
+#include <utility>
 
 #include "vulkan/support.hpp"
 
@@ -299,19 +300,23 @@ TEST_CASE("Vulkan convolution matches the scalar definition", "[vulkan][convolut
           runs.push_back({Kernel::gemm_coopmat, {}, res, res_pack});
           runs.push_back({Kernel::gemm_coopmat_whole, {}, res, res_pack});
           // Every tensor-core tile and K step on the case of several tiles (K split and whole)
-          // and on the odd-channel one (whole), one pack pair each: each tile is a pipeline of
-          // its own, and building hundreds of them outlasts a GPU machine's call.
+          // and on the odd-channel one (whole): subgroups of 2 x 4 products at both K steps,
+          // the smaller products at a step of 32 (each tile is a pipeline of its own, and
+          // building hundreds of them outlasts a GPU machine's call).
           const bool multi_tile = k.outc == 70, odd = k.c == 5;
+          const std::pair<int, int> products[] = {{2, 4}, {1, 4}, {2, 2}, {1, 2}};
           if (multi_tile || odd)
-            for (int bk : {32, 64})
-              for (int sg_m : {1, 2, 4})
-                for (int sg_n : {1, 2, 4})
-                  if (const infer::vk::TcTile t{sg_m, sg_n, bk};
-                      sg_m * sg_n <= 8 &&
-                      infer::vk::conv_gemm_tc_shared_bytes(t) <= g_ctx->info().max_shared_memory) {
-                    if (multi_tile) runs.push_back({Kernel::gemm_coopmat, t, res, res_pack});
-                    runs.push_back({Kernel::gemm_coopmat_whole, t, res, res_pack});
-                  }
+            for (const auto& [wt_m, wt_n] : products)
+              for (int bk : {32, 64})
+                for (int sg_m : {1, 2, 4})
+                  for (int sg_n : {1, 2, 4})
+                    if (const infer::vk::TcTile t{sg_m, sg_n, bk, wt_m, wt_n};
+                        (bk == 32 || wt_m * wt_n == 8) && infer::vk::conv_gemm_tc_tile_valid(t) &&
+                        infer::vk::conv_gemm_tc_shared_bytes(t) <=
+                            g_ctx->info().max_shared_memory) {
+                      if (multi_tile) runs.push_back({Kernel::gemm_coopmat, t, res, res_pack});
+                      runs.push_back({Kernel::gemm_coopmat_whole, t, res, res_pack});
+                    }
           if (infer::vk::conv_halo_fits(p, per_in, 4)) {
             runs.push_back({Kernel::gemm_halo, {}, res, res_pack});
             runs.push_back({Kernel::gemm_halo_whole, {}, res, res_pack});
@@ -589,20 +594,46 @@ TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused sayi
   const infer::vk::VkMat w(buf->get(), 65536, Shape::of(128 * 96), ElemType::f16, 1);
   ConvolutionParams p;
   infer::vk::test::FakeRecorder rec({"small-shared device", true, true, 16384});
-  // The automatic tile (4 x 1 for 128 channels over few pixels, 21 KB) shrinks to fit 16 KB;
-  // with pixels enough for a 4 x 1 tile on every unit it is 2 x 1.
-  CHECK(infer::vk::conv_gemm_tc_tile(128, 81, 864, 1, 132, 49152).sg_m == 4);
-  CHECK(infer::vk::conv_gemm_tc_tile(128, 132 * 64, 864, 1, 132, 49152).sg_m == 2);
+  // Without the small-layer rule (the default): the automatic tile (4 x 1 for 128 channels over
+  // few pixels, 21 KB) shrinks to fit 16 KB; with pixels enough for a 4 x 1 tile on every unit
+  // it is 2 x 1.
+  constexpr infer::vk::TcSmallRule none{};
   CHECK(infer::vk::conv_gemm_tc_tile(64, 81, 864, 1, 132, 49152).sg_m == 2);
+  CHECK(infer::vk::conv_gemm_tc_tile(128, 81, 864, 1, 132, 49152, none).sg_m == 4);
+  CHECK(infer::vk::conv_gemm_tc_tile(128, 132 * 64, 864, 1, 132, 49152, none).sg_m == 2);
+  CHECK(infer::vk::conv_gemm_tc_tile(64, 81, 864, 1, 132, 49152, none).sg_m == 2);
   // Large products take 4 x 2 subgroups stepping by 64, where the shared memory holds them.
   const infer::vk::TcTile large = infer::vk::conv_gemm_tc_tile(256, 56 * 56, 2304, 1, 132, 49152);
-  CHECK((large.sg_m == 4 && large.sg_n == 2 && large.bk == 64));
-  CHECK(infer::vk::conv_gemm_tc_tile(256, 14 * 14, 2304, 1, 132, 49152).sg_n == 1);
-  CHECK(infer::vk::conv_gemm_tc_tile(256, 56 * 56, 2304, 1, 132, 16384).sg_n == 1);
+  CHECK((large.sg_m == 4 && large.sg_n == 2 && large.bk == 64 && large.wt_m == 2 &&
+         large.wt_n == 4));
+  CHECK(infer::vk::conv_gemm_tc_tile(256, 14 * 14, 2304, 1, 132, 49152, none).sg_n == 1);
+  CHECK(infer::vk::conv_gemm_tc_tile(256, 56 * 56, 2304, 1, 132, 16384, none).sg_n == 1);
   CHECK(infer::vk::conv_gemm_tc_shared_bytes(infer::vk::TcTile{4, 1, 32}) > 16384);
-  const infer::vk::TcTile chosen = infer::vk::conv_gemm_tc_tile(128, 81, 864, 1, 0, 16384);
+  const infer::vk::TcTile chosen = infer::vk::conv_gemm_tc_tile(128, 81, 864, 1, 0, 16384, none);
   CHECK(infer::vk::conv_gemm_tc_shared_bytes(chosen) <= 16384);
   CHECK(chosen.sg_m == 2);
+  // The small-layer rule (1 x 2 products below 4 subgroup tiles of 32 x 64 a unit): subgroups
+  // down M until they cover it, then across N to 4 in all where a step's units share out.
+  constexpr infer::vk::TcSmallRule small{1, 2, 4};
+  auto is = [](infer::vk::TcTile t, int sg_m, int sg_n, int wt_m, int wt_n) {
+    return t.sg_m == sg_m && t.sg_n == sg_n && t.wt_m == wt_m && t.wt_n == wt_n && t.bk == 32;
+  };
+  CHECK(is(infer::vk::conv_gemm_tc_tile(24, 56 * 56, 96, 1, 132, 49152, small), 2, 2, 1, 2));
+  CHECK(is(infer::vk::conv_gemm_tc_tile(16, 56 * 56, 96, 1, 132, 49152, small), 1, 2, 1, 2));
+  CHECK(is(infer::vk::conv_gemm_tc_tile(192, 7 * 7, 1152, 1, 132, 49152, small), 4, 1, 1, 2));
+  CHECK(is(infer::vk::conv_gemm_tc_tile(80, 14 * 14, 480, 1, 132, 49152, small), 4, 1, 1, 2));
+  CHECK(is(infer::vk::conv_gemm_tc_tile(80, 14 * 14, 480, 1, 132, 49152, {2, 2, 4}), 4, 1, 2, 2));
+  // At 4 subgroup tiles a unit and more (528 on 132 units), the usual tiles.
+  CHECK(is(infer::vk::conv_gemm_tc_tile(64, 264 * 64, 576, 1, 132, 49152, small), 2, 1, 2, 4));
+  CHECK(is(infer::vk::conv_gemm_tc_tile(64, 263 * 64, 576, 1, 132, 49152, small), 4, 1, 1, 2));
+  for (int M : {1, 5, 16, 17, 40, 64, 65, 100, 1000})
+    for (const infer::vk::TcSmallRule r : {small, infer::vk::TcSmallRule{1, 4, 4},
+                                           infer::vk::TcSmallRule{2, 2, 4}})
+      CHECK(infer::vk::conv_gemm_tc_tile_valid(
+          infer::vk::conv_gemm_tc_tile(M, 49, 1152, 1, 132, 49152, r)));
+  // Tiles the kernel cannot share out: a step's 16 weight rows over 128 invocations.
+  CHECK_FALSE(infer::vk::conv_gemm_tc_tile_valid({1, 4, 32, 1, 2}));
+  CHECK_FALSE(infer::vk::conv_gemm_tc_tile_valid({2, 2, 32, 1, 3}));
   CHECK(infer::vk::record_conv_gemm(rec, in, out, w, nullptr, p,
                                     infer::vk::GemmPath::cooperative_matrix)
             .ok());
@@ -611,8 +642,14 @@ TEST_CASE("Tensor-core tiles fit the device's shared memory, or are refused sayi
   const infer::Status big = infer::vk::record_conv_gemm(
       rec, in, out, w, nullptr, p, infer::vk::GemmPath::cooperative_matrix, 1, {2, 4, 64});
   REQUIRE_FALSE(big.ok());
-  CHECK_THAT(big.message(), Catch::Contains("2 x 4 subgroups stepping by 64 needs 46336 bytes of "
-                                            "shared memory, small-shared device has 16384"));
+  CHECK_THAT(big.message(),
+             Catch::Contains("2 x 4 subgroups of 2 x 4 products stepping by 64 needs 46336 bytes "
+                             "of shared memory, small-shared device has 16384"));
+  // A tile the kernel cannot share out is refused, naming it.
+  const infer::Status odd = infer::vk::record_conv_gemm(
+      rec, in, out, w, nullptr, p, infer::vk::GemmPath::cooperative_matrix, 1, {1, 4, 32, 1, 2});
+  REQUIRE_FALSE(odd.ok());
+  CHECK_THAT(odd.message(), Catch::Contains("1 x 4 subgroups of 1 x 2 products stepping by 32"));
 }
 
 TEST_CASE("The halo kernel takes stride-1 windows of pack-4 input, or is refused saying so",

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <infer/vulkan/convolution.hpp>
 #include <infer/vulkan/recorder.hpp>
@@ -67,20 +68,62 @@ inline std::vector<float> conv_gemm_weights(std::span<const float> ncnn, int out
 }
 
 /// The tensor-core kernel's workgroup: sg_m x sg_n subgroups (each 1, 2 or 4, at most 8 in all),
-/// each computing 32 output channels x 64 pixels, stepping through K by bk (32 or 64).
+/// each computing wt_m x wt_n products of 16 x 16 (16 wt_m output channels x 16 wt_n pixels;
+/// wt_m 1 or 2, wt_n 2 or 4), stepping through K by bk (32 or 64). The halo kernel reads sg_m
+/// and sg_n only.
 struct TcTile {
   int sg_m = 0, sg_n = 0;  ///< 0: conv_gemm_tc_tile's choice
   int bk = 0;              ///< 0: conv_gemm_tc_tile's choice
+  int wt_m = 2, wt_n = 4;  ///< a subgroup's products (ignored where sg_m or sg_n is 0)
+
+  constexpr int rows() const { return 16 * wt_m * sg_m; }    ///< output channels a workgroup
+  constexpr int pixels() const { return 16 * wt_n * sg_n; }  ///< pixels a workgroup
 };
 
 /// The shared memory of a tensor-core tile, in bytes, as shaders/conv_gemm_tc.comp declares it:
 /// the weight and input tiles (rows of bk / 8 16-byte units plus one of padding), whose memory
-/// each subgroup's epilogue scratch (64 pixel columns of 16 f32 plus padding) reuses, and the
-/// tile's bias in f32.
+/// each subgroup's epilogue scratch (16 wt_n pixel columns of 16 f32 plus padding) reuses, and
+/// the tile's bias in f32.
 constexpr std::size_t conv_gemm_tc_shared_bytes(TcTile t) {
-  const std::size_t tiles = std::size_t(32 * t.sg_m + 64 * t.sg_n) * std::size_t(t.bk / 8 + 1);
-  const std::size_t scratch = std::size_t(t.sg_m * t.sg_n) * 64 * 5;
-  return (tiles > scratch ? tiles : scratch) * 16 + std::size_t(32 * t.sg_m) * 4;
+  const std::size_t tiles = std::size_t(t.rows() + t.pixels()) * std::size_t(t.bk / 8 + 1);
+  const std::size_t scratch = std::size_t(t.sg_m * t.sg_n) * std::size_t(16 * t.wt_n) * 5;
+  return (tiles > scratch ? tiles : scratch) * 16 + std::size_t(t.rows()) * 4;
+}
+
+/// Whether shaders/conv_gemm_tc.comp runs tile `t`: the shapes its doc names, and a step's weight
+/// and input units (16 bytes, eight of k) shared out evenly, at least one an invocation.
+constexpr bool conv_gemm_tc_tile_valid(TcTile t) {
+  auto pow2 = [](int s) { return s == 1 || s == 2 || s == 4; };
+  if (!pow2(t.sg_m) || !pow2(t.sg_n) || t.sg_m * t.sg_n > 8 || (t.bk != 32 && t.bk != 64) ||
+      (t.wt_m != 1 && t.wt_m != 2) || (t.wt_n != 2 && t.wt_n != 4))
+    return false;
+  const int threads = 32 * t.sg_m * t.sg_n, units = t.bk / 8;
+  return t.rows() * units % threads == 0 && t.rows() * units >= threads &&
+         t.pixels() * units % threads == 0 && t.pixels() * units >= threads;
+}
+
+/// How the automatic tile choice treats small layers (conv_gemm_tc_tile): subgroups of wt_m x
+/// wt_n products where a layer has fewer than `per_unit` subgroup tiles of 32 x 64 a compute
+/// unit; wt_m 0 (the default): as the other layers.
+struct TcSmallRule {
+  int wt_m = 0, wt_n = 0, per_unit = 0;
+};
+
+/// The small-layer rule the automatic choice uses: none (TcSmallRule{}) unless
+/// INFER_VULKAN_TC_SMALL names one, to compare rules on whole networks: "AxB" subgroups of A x B
+/// products (A 1 or 2, B 2 or 4) below 4 subgroup tiles a unit, "AxB/P" below P. No rule is the
+/// default yet: the smaller products have not been timed on a GPU (the device was not lent when
+/// they were written); a value it cannot read, or "0", leaves none.
+inline TcSmallRule conv_gemm_tc_small_rule() {
+  static const TcSmallRule rule = [] {
+    const char* env = std::getenv("INFER_VULKAN_TC_SMALL");
+    int a = 0, b = 0, p = 4;
+    if (env && std::sscanf(env, "%dx%d/%d", &a, &b, &p) >= 2 && (a == 1 || a == 2) &&
+        (b == 2 || b == 4) && p > 0)
+      return TcSmallRule{a, b, p};
+    return TcSmallRule{};
+  }();
+  return rule;
 }
 
 /// The tile for `groups` groups of M output channels over N pixels and K_pad = `k_pad` on a device
@@ -97,14 +140,31 @@ constexpr std::size_t conv_gemm_tc_shared_bytes(TcTile t) {
 /// (4 x 2 stepping by 64: 57-60 us against 85-89 on VGG's 3x3 layer of 256 channels at 56x56,
 /// but 17 against 14 us on ResNet-50's at 14x14); rows past M cost less than the gather they save.
 /// Filling the device is otherwise left to splitting K (conv_gemm_splits).
+/// Small layers (`small`: fewer than small.per_unit subgroup tiles of 32 x 64 a compute unit) take
+/// subgroups of small.wt_m x small.wt_n products instead, as many down M as cover it (at most 4)
+/// and then across N up to 4 in all: fewer products in sequence on each subgroup and more
+/// subgroups over the same output. On an H100 a small layer's time was mostly the tile's fixed
+/// path (bench_gpu_conv: MnasNet's 1x1 layers 6.5-9.4 us on any 2 x 4-product tile, a step's
+/// floor 2-2.6 us); whether the smaller products shorten it is for a GPU sitting to measure.
 constexpr TcTile conv_gemm_tc_tile(int M, std::size_t N, int k_pad, int groups, std::uint32_t units,
-                                   std::uint32_t shared) {
+                                   std::uint32_t shared, TcSmallRule small = {}) {
   constexpr TcTile large{4, 2, 64};
   if (M >= 256 && N >= 784 && k_pad >= 1152 && conv_gemm_tc_shared_bytes(large) <= shared)
     return large;
+  const std::size_t u = units ? units : 64;
+  const std::size_t subgroup_tiles =
+      (std::size_t(M) + 31) / 32 * ((N + 63) / 64) * std::size_t(groups);
+  if (small.wt_m > 0 && subgroup_tiles < std::size_t(small.per_unit) * u) {
+    // Subgroups down M until they cover it (at most 4), then across N up to 4 subgroups in all.
+    TcTile s{1, 1, 32, small.wt_m, small.wt_n};
+    while (s.sg_m < 4 && s.rows() < M) s.sg_m *= 2;
+    while (s.sg_m * s.sg_n < 4 && conv_gemm_tc_tile_valid({s.sg_m, 2 * s.sg_n, 32, s.wt_m, s.wt_n}))
+      s.sg_n *= 2;
+    if (conv_gemm_tc_tile_valid(s) && conv_gemm_tc_shared_bytes(s) <= shared) return s;
+  }
   TcTile t{M > 64 ? 4 : 2, 1, 32};
   const std::size_t tiles4 = (std::size_t(M) + 127) / 128 * ((N + 63) / 64) * std::size_t(groups);
-  if (tiles4 >= std::size_t(units ? units : 64)) t.sg_m = 2;
+  if (tiles4 >= u) t.sg_m = 2;
   while (t.sg_m > 1 && conv_gemm_tc_shared_bytes(t) > shared) t.sg_m /= 2;
   return t;
 }
@@ -271,26 +331,28 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
           tile.sg_m, tile.sg_n, cp.kernel_w, cp.kernel_h, cp.dilation_w, cp.dilation_h,
           conv_halo_shared_bytes(tile, cp), rec.device_name(), rec.max_shared_memory());
   } else if (coop) {
-    const TcTile chosen =
-        conv_gemm_tc_tile(M, pixels, K_pad, cp.group, rec.compute_units(), rec.max_shared_memory());
-    if (tile.sg_m == 0 || tile.sg_n == 0) tile.sg_m = chosen.sg_m, tile.sg_n = chosen.sg_n;
+    const TcTile chosen = conv_gemm_tc_tile(M, pixels, K_pad, cp.group, rec.compute_units(),
+                                            rec.max_shared_memory(), conv_gemm_tc_small_rule());
+    if (tile.sg_m == 0 || tile.sg_n == 0)
+      tile.sg_m = chosen.sg_m, tile.sg_n = chosen.sg_n, tile.wt_m = chosen.wt_m,
+      tile.wt_n = chosen.wt_n;
     if (tile.bk == 0) tile.bk = chosen.bk;
-    auto fits = [](int s) { return s == 1 || s == 2 || s == 4; };
-    if (!fits(tile.sg_m) || !fits(tile.sg_n) || tile.sg_m * tile.sg_n > 8 ||
-        (tile.bk != 32 && tile.bk != 64))
+    if (!conv_gemm_tc_tile_valid(tile))
       return make_error(
-          "Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups (each "
-          "1, 2 or 4, at most 8 in all) stepping by {} (32 or 64)",
-          tile.sg_m, tile.sg_n, tile.bk);
+          "Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups of {} x {} products "
+          "stepping by {} (subgroups 1, 2 or 4 a side, at most 8; products 1 or 2 by 2 or 4; "
+          "step 32 or 64; a step's weight and input units a whole number an invocation)",
+          tile.sg_m, tile.sg_n, tile.wt_m, tile.wt_n, tile.bk);
     if (conv_gemm_tc_shared_bytes(tile) > rec.max_shared_memory())
       return make_error(
-          "Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups "
+          "Vulkan GEMM convolution: a tensor-core tile of {} x {} subgroups of {} x {} products "
           "stepping by {} needs {} bytes of shared memory, {} has {}",
-          tile.sg_m, tile.sg_n, tile.bk, conv_gemm_tc_shared_bytes(tile), rec.device_name(),
-          rec.max_shared_memory());
+          tile.sg_m, tile.sg_n, tile.wt_m, tile.wt_n, tile.bk, conv_gemm_tc_shared_bytes(tile),
+          rec.device_name(), rec.max_shared_memory());
   }
-  const std::size_t tile_m = coop ? std::size_t(32 * tile.sg_m) : 64;
-  const std::size_t tile_n = coop ? std::size_t(64 * tile.sg_n) : 64;
+  // The halo kernel's subgroups are 32 channels x 64 pixels (its tiles' shape is below).
+  const std::size_t tile_m = !coop ? 64 : halo ? std::size_t(32 * tile.sg_m) : std::size_t(tile.rows());
+  const std::size_t tile_n = !coop ? 64 : halo ? std::size_t(64 * tile.sg_n) : std::size_t(tile.pixels());
   const std::size_t m_tiles = (std::size_t(M) + tile_m - 1) / tile_m;
   // The halo kernel's tiles are blocks of 16 columns x 4 sg_n rows, numbered along the rows.
   const std::size_t n_tiles = halo ? std::size_t((out.w + 15) / 16) *
@@ -340,7 +402,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                                : std::span<const std::uint32_t>(shaders::conv_gemm_f32),
                         7, 14 * 4};
   const auto [res_pack, res_cstep] = detail::residual_layout(cp);
-  std::array<SpecValue, 24> spec{};
+  std::array<SpecValue, 26> spec{};
   const auto shared = detail::conv_spec(cp, bottom.elempack(), top.elempack(), bias != nullptr);
   std::copy(shared.begin(), shared.end(), spec.begin());
   // The split kernel stores partial sums; the residual comes in at the reduction then.
@@ -357,6 +419,8 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
   spec[21] = SpecValue::of(19, coop ? tile.sg_m : 1);
   spec[22] = SpecValue::of(20, coop ? tile.sg_n : 1);
   spec[23] = SpecValue::of(21, coop ? tile.bk : 32);
+  spec[24] = SpecValue::of(27, coop ? tile.wt_m : 2);
+  spec[25] = SpecValue::of(28, coop ? tile.wt_n : 4);
   const std::int32_t push[14] = {in.w,        in.h,       in.c,  std::int32_t(bottom.cstep()),
                                  out.w,       out.h,      out.c, std::int32_t(top.cstep()),
                                  cp.pad_left, cp.pad_top, K,     K_pad,
@@ -371,7 +435,7 @@ inline Status record_conv_gemm(Recorder& rec, const VkMat& bottom, const VkMat& 
                           cp.gate ? cp.gate : none};
   const std::uint32_t threads = coop ? std::uint32_t(32 * tile.sg_m * tile.sg_n) : 128u;
   INFER_TRY(rec.dispatch(
-      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? 24 : 21), blobs,
+      code, {threads, 1, 1}, std::span<const SpecValue>(spec.data(), coop ? (halo ? 24 : 26) : 21), blobs,
       std::as_bytes(std::span(push)),
       {std::uint32_t(n_tiles), std::uint32_t(m_tiles), std::uint32_t(cp.group * splits)}));
   if (splits == 1) return {};
