@@ -188,6 +188,39 @@ inline void store_block(const MatView<TO, OutPack>& out, const std::int32_t* sum
   }
 }
 
+/// store_block for `count` consecutive pixels n0.. (sums[j] pixel n0 + j's) of one block. Where
+/// the block is 16 whole channels starting a 16-lane channel group of the output (AVX-512), the
+/// block's compensation, scale, bias and output address are taken once, then per pixel the same
+/// arithmetic as store_block (so the same values) and one 16-lane store.
+template <class TO, int OutPack, class Act>
+inline void store_pixels(const MatView<TO, OutPack>& out, const std::int32_t (*sums)[kBlockM],
+                         int count, int ch0, int valid, std::size_t n0, const Epilogue& e,
+                         std::size_t slot, const Act& act) {
+#if XSIMD_WITH_AVX512F
+  if (OutPack == 16 && valid == kBlockM && ch0 % 16 == 0) {
+    using V = simd::fbatch<16>;
+    const __m512i comp = _mm512_loadu_si512(e.comp + slot);
+    const V scale = V::load_unaligned(e.scale_in + slot);
+    const V bias = V::load_unaligned(e.bias + slot);
+    const V out_scale(e.out_scale);
+    TO* dst = out.channel(ch0 / 16) + n0 * 16;
+    const float* res =
+        e.residual ? e.residual + std::size_t(ch0 / 16) * e.residual_step + n0 * 16 : nullptr;
+    for (int j = 0; j < count; ++j) {
+      const __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(sums[j]), comp);
+      V x = xsimd::fma(V(_mm512_cvtepi32_ps(s)), scale, bias);
+      if (res) x = x + V::load_unaligned(res + std::size_t(j) * 16);
+      x = act(x);
+      if constexpr (std::same_as<TO, i8>) x = x * out_scale;
+      simd::store<16>(dst + std::size_t(j) * 16, x);
+    }
+    return;
+  }
+#endif
+  for (int j = 0; j < count; ++j)
+    store_block<TO, OutPack>(out, sums[j], ch0, valid, n0 + std::size_t(j), e, slot, act);
+}
+
 /// Sums of MB weight blocks (16 channels each, MB x 16 rows, `astride` bytes apart) against a
 /// panel of NT pixel columns ([k / 16][NT][16] bytes: each pixel's 16 values of a unit together):
 /// sums[b][j][16]. k4 is a multiple of 4. NonNegative (AVX2 without VNNI): every panel value is
@@ -582,9 +615,8 @@ void conv_gemm(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
           const int m0 = (mb + b) * kBlockM;
           const int valid = std::min(kBlockM, w.m - m0);
           const std::size_t slot = std::size_t(g) * std::size_t(w.m_pad) + std::size_t(m0);
-          for (int j = 0; j < nvalid; ++j)
-            detail::store_block<TO, OutPack>(out, sums[b][j], g * w.m + m0, valid,
-                                             t * kTileN + std::size_t(j), e, slot, act);
+          detail::store_pixels<TO, OutPack>(out, sums[b], nvalid, g * w.m + m0, valid,
+                                            t * kTileN, e, slot, act);
         }
       }
     }

@@ -315,13 +315,10 @@ void conv_wino23(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
             sums[i * 2 + 1][l] = std::int32_t(r[i][1][l] - r[i][2][l] - r[i][3][l]) >> 2;
           }
         const int valid = std::min(kBlockM, w.m - m0);
-        for (int i = 0; i < 2; ++i)
-          for (int j = 0; j < 2; ++j)
-            if (oy + i < outh && ox + j < outw)
-              int8::detail::store_block<TO, OutPack>(
-                  out, sums[i * 2 + j], m0, valid,
-                  std::size_t(oy + i) * std::size_t(outw) + std::size_t(ox + j), e, std::size_t(m0),
-                  act);
+        for (int i = 0; i < 2 && oy + i < outh; ++i)
+          int8::detail::store_pixels<TO, OutPack>(
+              out, sums + i * 2, std::min(2, outw - ox), m0, valid,
+              std::size_t(oy + i) * std::size_t(outw) + std::size_t(ox), e, std::size_t(m0), act);
       }
     }
   }

@@ -397,13 +397,10 @@ void conv_wino43(const MatView<i8, InPack>& in, const MatView<TO, OutPack>& out,
             sums[i * 4 + 3][l] = detail::exact_div576(s12 + 8 * s34 + m5);
           }
         const int valid = std::min(kBlockM, w.m - m0);
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j)
-            if (oy + i < outh && ox + j < outw)
-              int8::detail::store_block<TO, OutPack>(
-                  out, sums[i * 4 + j], m0, valid,
-                  std::size_t(oy + i) * std::size_t(outw) + std::size_t(ox + j), e, std::size_t(m0),
-                  act);
+        for (int i = 0; i < 4 && oy + i < outh; ++i)
+          int8::detail::store_pixels<TO, OutPack>(
+              out, sums + i * 4, std::min(4, outw - ox), m0, valid,
+              std::size_t(oy + i) * std::size_t(outw) + std::size_t(ox), e, std::size_t(m0), act);
       }
     }
   }
