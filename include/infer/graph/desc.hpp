@@ -85,6 +85,9 @@ template <class L, std::size_t I, std::size_t O>
 struct is_node<Node<L, I, O>> : std::true_type {};
 
 namespace detail {
+/// Whether storage mask `mask` (bit 1 << ElemType per type) holds type t.
+constexpr bool has_type(unsigned mask, ElemType t) { return (mask >> unsigned(t)) & 1u; }
+
 /// Element I of a flat list (a base of Slots).
 template <std::size_t I, class T>
 struct Slot {
@@ -411,6 +414,18 @@ struct NodeDesc {
   /// Set by the composer: a quantized node that reads a requantized output (the scale it was
   /// requantized by is this node's int8_in_scale; a static graph checks it again after loading).
   bool int8_reads_requantized = false;
+
+  /// The scale a requantized node writes its output by (int8_requantized), else 0.
+  constexpr float requant_scale() const { return int8_requantized ? int8_out_scale : 0.f; }
+  /// Whether the node can take int8 values of one scale and give the int8 values of its float
+  /// result at that scale: it declares i8 storage, fuses no activation (which computes in float)
+  /// and moves values, shares its input or passes int8 (max Pooling); with `elementwise_too`,
+  /// element-wise layers (ReLU) as well, whose int8 result is not always the quantized float one
+  /// (a leaky slope), which the placement allows where the blob stays int8 anyway.
+  constexpr bool keeps_int8(bool elementwise_too) const {
+    return detail::has_type(storage, ElemType::i8) && fused.type == 0 &&
+           (moves_data || shares_input || passes_int8 || (elementwise_too && elementwise));
+  }
 };
 
 /// The whole graph as the passes see it; blob ids index `blobs`.

@@ -16,8 +16,6 @@ namespace infer::graph {
 
 namespace detail {
 
-constexpr bool has_type(unsigned mask, ElemType t) { return (mask >> unsigned(t)) & 1u; }
-
 /// The storage type node `d` runs at: the target's when declared, else f32, else none.
 constexpr bool choose_type(const NodeDesc& d, ElemType want, ElemType& got) {
   if (has_type(d.storage, want)) {
@@ -169,9 +167,7 @@ constexpr int buffer_as(Plan& p, std::vector<std::vector<int>>& variants, int bl
 /// (`scale`).
 constexpr bool int8_through(const Plan& p, const std::vector<std::vector<int>>& variants,
                             const NodeDesc& d, float& scale) {
-  if (!has_type(d.storage, ElemType::i8) || d.in.empty()) return false;
-  if (!(d.moves_data || d.shares_input || d.elementwise || d.passes_int8)) return false;
-  if (d.fused.type != 0) return false;  // an activation fused into it computes in float
+  if (d.in.empty() || !d.keeps_int8(true)) return false;
   for (std::size_t i = 0; i < d.in.size(); ++i) {
     const BufferDesc& h = p.buffers[std::size_t(variants[std::size_t(d.in[i])].front())];
     if (h.type != ElemType::i8 || h.device != Device::cpu) return false;

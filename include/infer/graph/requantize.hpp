@@ -17,13 +17,10 @@ namespace infer::graph {
 
 namespace detail {
 
-/// Whether node `d` takes int8 values and gives the int8 values of its float result: it
-/// declares i8 storage, is not quantized itself, fuses no activation and only moves values,
-/// shares its input or says it passes int8 (max Pooling).
-constexpr bool passes_int8_values(const NodeDesc& d) {
-  const bool i8 = ((d.storage >> unsigned(ElemType::i8)) & 1u) != 0;
-  return i8 && !d.int8 && d.fused.type == 0 && (d.moves_data || d.shares_input || d.passes_int8);
-}
+/// Whether node `d` takes int8 values and gives the int8 values of its float result: not
+/// quantized itself, and NodeDesc::keeps_int8 without element-wise layers (a leaky ReLU's int8
+/// result is not the quantized float one).
+constexpr bool passes_int8_values(const NodeDesc& d) { return !d.int8 && d.keeps_int8(false); }
 
 /// Whether quantized node `d` reads blob `b` only as its quantized input (a fused residual sum's
 /// input is added in f32).

@@ -198,7 +198,7 @@ class StaticGraph {
       d.scale = s.scale;
       if (s.kind == StepDesc::layer) {
         const NodeDesc& nd = p.desc.nodes[std::size_t(s.node)];
-        d.requant = nd.int8_requantized ? nd.int8_out_scale : 0.f;
+        d.requant = nd.requant_scale();
         d.requant_in_scale = nd.int8_reads_requantized ? nd.int8_in_scale : 0.f;
       }
       d.n_folded = s.folded.size() < 4 ? s.folded.size() : 4;

@@ -521,7 +521,7 @@ INFER_NET_FUNC Result<std::shared_ptr<const NetBase::Compiled>> NetBase::compile
     const Shape in = s.in.empty() ? Shape{} : p.buffers[std::size_t(s.in[0])].shape;
     // A float output the composer requantizes for its int8 readers (graph/requantize.hpp).
     const graph::NodeDesc& nd = p.desc.nodes[n];
-    const float requant = nd.int8_requantized ? nd.int8_out_scale : 0.f;
+    const float requant = nd.requant_scale();
     const std::tuple<ElemType, int, int, float> want{s.type, s.pack, layer->layout(s.pack, in),
                                                      requant};
     if (!s.folded.empty() || (std::get<1>(st.prepared[n]) != 0 && st.prepared[n] != want)) {
