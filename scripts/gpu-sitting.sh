@@ -12,7 +12,11 @@
 #   PROFILE="mnasnet mobilenet_v3" (the default) lists the networks to profile step by step;
 #   MODELS the networks of the side-by-side table (default: the eleven classification networks of
 #   the Vulkan issue's table; every network of models/ takes longer than one 10-minute call).
-# The Vulkan loader and the driver's ICD must be found (VK_DRIVER_FILES on the GPU machine).
+# The Vulkan loader and the driver's ICD must be found (VK_DRIVER_FILES on the GPU machine). The
+# NVIDIA ICD (libGLX_nvidia.so.0) needs libglvnd beside the loader: carry libvulkan1 with libglvnd0,
+# libglx0, libgl1, libegl1, libgles2 and libopengl0 (with libvulkan1 alone, vkCreateInstance gives
+# ErrorIncompatibleDriver: "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'").
+# INFER_VULKAN_TC_SMALL in the environment (conv_gemm_tc_small_rule) reaches infer-bench.
 set -uo pipefail
 bin=${1:?usage: gpu-sitting.sh BIN_DIR [ROUNDS] [LOOPS]}
 rounds=${2:-3}
