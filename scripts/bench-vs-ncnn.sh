@@ -53,7 +53,7 @@ for t in 1 2; do
     resnet18 resnet50 vgg16 alexnet >"$out.f16.$t"
   # ncnn's int8 networks: both sides run them quantized (int8 convolutions and InnerProduct).
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" \
-    squeezenet_int8 mobilenet_int8 resnet18_int8 resnet50_int8 vgg16_int8 >"$out.int8.$t"
+    squeezenet_int8 mobilenet_int8 resnet18_int8 resnet50_int8 vgg16_int8 mobilenet_ssd_int8 >"$out.int8.$t"
   # Networks outside ncnn's benchmark set, of grouped convolutions (scripts/make-sweep-nets.py).
   "$bench" --ncnn "$benchncnn" --threads "$t" --loops "$loops" --rounds "$rounds" \
     models/sweep/*.param >"$out.sweep.$t"
