@@ -278,8 +278,8 @@ void main() {
 
   // Epilogue, 16 rows (channels) x 16 wt_n pixels at a time through the subgroup's scratch,
   // stored column-major so that four channels of a pixel are one unit: invocation l takes pixels
-  // l (and l + 32 where wt_n is 4), each channel quad. No barrier between a round's stores, so their residual reads can
-  // all be in flight together.
+  // l (and l + 32 where wt_n is 4), each channel quad. No barrier between a round's stores, so
+  // their residual reads can all be in flight together.
   barrier();  // every subgroup is done with the tiles the scratch reuses
   const int lane = int(gl_SubgroupInvocationID);
   const int cs = sg * 16 * wt_n * C_COL;
